@@ -1,0 +1,101 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Every target is built in Swift 6 mode with these upcoming features (see DEVELOPERS.md).
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Tether",
+    // These floors give the `Synchronization` module (Mutex, Atomic) everywhere.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "Tether", targets: ["Tether"]),
+        .library(name: "TetherCore", targets: ["TetherCore"]),
+        .library(name: "TetherGizwitsLAN", targets: ["TetherGizwitsLAN"]),
+        .library(name: "TetherAgent", targets: ["TetherAgent"]),
+        .executable(name: "tether", targets: ["tether"]),
+        .executable(name: "tether-agent", targets: ["tether-agent"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        .target(name: "TetherCore"),
+        .target(
+            name: "TetherGizwitsLAN",
+            dependencies: [
+                "TetherCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "Tether",
+            dependencies: [
+                "TetherCore",
+                "TetherGizwitsLAN",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "TetherAgent",
+            dependencies: [
+                "TetherCore",
+                "TetherGizwitsLAN",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "tether",
+            dependencies: [
+                "Tether",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "tether-agent",
+            dependencies: [
+                "TetherAgent",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "TetherTestSupport", dependencies: ["TetherCore"], path: "Tests/TetherTestSupport"),
+        .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherTestSupport"]),
+        .testTarget(
+            name: "TetherGizwitsLANTests",
+            dependencies: [
+                "TetherGizwitsLAN",
+                "TetherTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "Tether",
+                "TetherAgent",
+                "TetherTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+    ]
+)
+
+for target in package.targets {
+    target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings
+}

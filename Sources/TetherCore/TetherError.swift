@@ -1,0 +1,103 @@
+/// The one error type of the Tether SDK, its protocol libraries and its device agent.
+///
+/// Every error carries a ``Code`` whose numeric value and name never change between releases, so
+/// an app can switch on it, log it and show its own message. `message` is written for developers:
+/// it names what went wrong (the data point, the rule, the address) and never contains secrets
+/// such as passcodes, passwords or tokens.
+public struct TetherError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var code: Code
+    /// A bounded, human-readable explanation. Safe to log.
+    public var message: String
+    /// The data point the error is about, when there is one.
+    public var dataPoint: String?
+
+    public init(_ code: Code, _ message: String, dataPoint: String? = nil) {
+        self.code = code
+        self.message = message
+        self.dataPoint = dataPoint
+    }
+
+    public var description: String {
+        if let dataPoint {
+            return "TetherError(\(code), data point \"\(dataPoint)\"): \(message)"
+        }
+        return "TetherError(\(code)): \(message)"
+    }
+
+    /// A stable error code: `rawValue` and `name` are part of the public API and never reused.
+    ///
+    /// Ranges: 1xxx the product model and values, 2xxx wire formats, 3xxx connections and devices.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: Int
+        public let name: String
+
+        private init(_ rawValue: Int, _ name: String) {
+            self.rawValue = rawValue
+            self.name = name
+        }
+
+        public var description: String { "\(name) (\(rawValue))" }
+
+        public static func == (lhs: Code, rhs: Code) -> Bool { lhs.rawValue == rhs.rawValue }
+        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+        // 1xxx: product model and data point values
+        /// A product model document could not be read or is inconsistent.
+        public static let invalidModel = Code(1001, "invalidModel")
+        /// A write or a value names a data point the product does not have.
+        public static let unknownDataPoint = Code(1002, "unknownDataPoint")
+        /// A write targets a data point that only the device may change.
+        public static let readOnlyDataPoint = Code(1003, "readOnlyDataPoint")
+        /// A value lies outside the data point's range (or its enum labels, or its length).
+        public static let valueOutOfRange = Code(1004, "valueOutOfRange")
+        /// A value has the wrong type for its data point (text for a bool, …).
+        public static let wrongValueType = Code(1005, "wrongValueType")
+        /// A number is not a multiple of the data point's step (ratio) from its offset.
+        public static let notMultipleOfStep = Code(1006, "notMultipleOfStep")
+        /// A data point uses a type that this format cannot carry.
+        public static let unsupportedDataType = Code(1007, "unsupportedDataType")
+        /// An argument given to an API is not valid (empty list, bad address, …).
+        public static let invalidArgument = Code(1008, "invalidArgument")
+
+        // 2xxx: wire formats
+        /// Bytes received from the network do not form a valid frame or payload.
+        public static let malformedFrame = Code(2001, "malformedFrame")
+        /// A frame declares a length above the configured maximum.
+        public static let frameTooLarge = Code(2002, "frameTooLarge")
+        /// A frame carries a protocol version other than the one spoken.
+        public static let unsupportedVersion = Code(2003, "unsupportedVersion")
+        /// A P0 payload does not fit the product's data-point layout.
+        public static let malformedPayload = Code(2004, "malformedPayload")
+
+        // 3xxx: connections and devices
+        /// A connection could not be established (refused, unreachable, no such host).
+        public static let connectionFailed = Code(3001, "connectionFailed")
+        /// The peer closed the connection, or the link was lost.
+        public static let connectionClosed = Code(3002, "connectionClosed")
+        /// The peer did not answer in time.
+        public static let timeout = Code(3003, "timeout")
+        /// The device refused to hand out its passcode: it is not in its binding window.
+        public static let notInBindingWindow = Code(3004, "notInBindingWindow")
+        /// The device refused the login (wrong passcode, or it has no room for another client).
+        public static let loginFailed = Code(3005, "loginFailed")
+        /// The device is not subscribed or not yet controllable.
+        public static let notControllable = Code(3006, "notControllable")
+        /// The device has not been seen on any path.
+        public static let deviceOffline = Code(3007, "deviceOffline")
+        /// The device answered with something the request did not expect.
+        public static let unexpectedResponse = Code(3008, "unexpectedResponse")
+        /// The operation was cancelled, or the client it belongs to was shut down.
+        public static let cancelled = Code(3009, "cancelled")
+        /// A local socket could not be opened (address in use, permission denied).
+        public static let bindFailed = Code(3010, "bindFailed")
+
+        /// Every code, for documentation and exhaustive tests.
+        public static let all: [Code] = [
+            .invalidModel, .unknownDataPoint, .readOnlyDataPoint, .valueOutOfRange, .wrongValueType,
+            .notMultipleOfStep, .unsupportedDataType, .invalidArgument,
+            .malformedFrame, .frameTooLarge, .unsupportedVersion, .malformedPayload,
+            .connectionFailed, .connectionClosed, .timeout, .notInBindingWindow, .loginFailed,
+            .notControllable, .deviceOffline, .unexpectedResponse, .cancelled, .bindFailed,
+        ]
+    }
+}
