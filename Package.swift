@@ -72,7 +72,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "TetherTestSupport", dependencies: ["TetherCore"], path: "Tests/TetherTestSupport"),
+        .target(
+            name: "TetherTestSupport",
+            dependencies: ["TetherCore", "TetherGizwitsLAN", .product(name: "NIOCore", package: "swift-nio")],
+            path: "Tests/TetherTestSupport"
+        ),
+        // The fuzz harness: a libFuzzer binary when built by scripts/fuzz.sh, a corpus replayer otherwise.
+        .executableTarget(name: "tether-fuzz", dependencies: ["TetherTestSupport"]),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherTestSupport"]),
         .testTarget(
             name: "TetherGizwitsLANTests",

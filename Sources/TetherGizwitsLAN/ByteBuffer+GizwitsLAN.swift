@@ -47,8 +47,10 @@ extension ByteBuffer {
         return bytes
     }
 
+    /// Writes `u16 BE length · bytes`; anything past 65 535 bytes cannot be described and is cut.
     mutating func gizwitsWriteLengthPrefixed(_ bytes: some Collection<UInt8>) {
-        writeInteger(UInt16(truncatingIfNeeded: bytes.count))
-        writeBytes(bytes)
+        let fitting = bytes.prefix(Int(UInt16.max))
+        writeInteger(UInt16(fitting.count))
+        writeBytes(fitting)
     }
 }

@@ -92,7 +92,7 @@ public struct GizwitsHardwareInfo: Hashable, Sendable {
         var buffer = payload
         func field() -> String? {
             guard let bytes = buffer.readBytes(length: 8) else { return nil }
-            return String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            return Self.ascii(bytes)
         }
         guard let wifiHard = field(), let wifiSoft = field(), let mcuHard = field(), let mcuSoft = field(),
             let p0 = field(), let firmwareID = field(),
@@ -104,18 +104,28 @@ public struct GizwitsHardwareInfo: Hashable, Sendable {
         self.init(
             wifiHardwareVersion: wifiHard, wifiSoftwareVersion: wifiSoft, mcuHardwareVersion: mcuHard, mcuSoftwareVersion: mcuSoft,
             p0Version: p0, wifiFirmwareID: firmwareID,
-            wifiFirmwareVersion: String(decoding: firmware.prefix { $0 != 0 }, as: UTF8.self),
+            wifiFirmwareVersion: Self.ascii(firmware),
             productKey: String(decoding: productKey, as: UTF8.self)
         )
     }
 
     func write(to buffer: inout ByteBuffer) {
         for text in [wifiHardwareVersion, wifiSoftwareVersion, mcuHardwareVersion, mcuSoftwareVersion, p0Version, wifiFirmwareID] {
-            let bytes = Array(text.utf8.prefix(8))
+            let bytes = Self.asciiBytes(text, limit: 8)
             buffer.writeBytes(bytes + Array(repeating: 0, count: 8 - bytes.count))
         }
-        buffer.gizwitsWriteLengthPrefixed(Array(wifiFirmwareVersion.utf8.prefix(32)))
+        buffer.gizwitsWriteLengthPrefixed(Self.asciiBytes(wifiFirmwareVersion, limit: 32))
         buffer.gizwitsWriteLengthPrefixed(Array(productKey.utf8))
+    }
+
+    /// The version fields are NUL-padded ASCII; other bytes read as `?`, so a field keeps its
+    /// length through a round trip.
+    static func ascii(_ bytes: [UInt8]) -> String {
+        String(decoding: bytes.prefix { $0 != 0 }.map { $0 < 0x80 ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+    }
+
+    static func asciiBytes(_ text: String, limit: Int) -> [UInt8] {
+        Array(text.unicodeScalars.prefix(limit).map { $0.isASCII ? UInt8($0.value) : UInt8(ascii: "?") })
     }
 
     /// The keys the Gizwits SDK uses for hardware info (`wifiHardVersion`, …).
