@@ -56,25 +56,33 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(name: "TetherCLISupport", dependencies: ["TetherCore"]),
         .executableTarget(
             name: "tether",
             dependencies: [
                 "Tether",
+                "TetherCLISupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .executableTarget(
             name: "tether-agent",
             dependencies: [
                 "TetherAgent",
+                "TetherCLISupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "TetherTestSupport",
-            dependencies: ["TetherCore", "TetherGizwitsLAN", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "TetherCore", "TetherGizwitsLAN", "TetherAgent",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/TetherTestSupport"
         ),
         // The fuzz harness: a libFuzzer binary when built by scripts/fuzz.sh, a corpus replayer otherwise.

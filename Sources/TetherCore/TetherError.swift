@@ -58,6 +58,8 @@ public struct TetherError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unsupportedDataType = Code(1007, "unsupportedDataType")
         /// An argument given to an API is not valid (empty list, bad address, …).
         public static let invalidArgument = Code(1008, "invalidArgument")
+        /// No product model is known for a device's product key, so its data points cannot be read.
+        public static let unknownProduct = Code(1009, "unknownProduct")
 
         // 2xxx: wire formats
         /// Bytes received from the network do not form a valid frame or payload.
@@ -94,7 +96,7 @@ public struct TetherError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Every code, for documentation and exhaustive tests.
         public static let all: [Code] = [
             .invalidModel, .unknownDataPoint, .readOnlyDataPoint, .valueOutOfRange, .wrongValueType,
-            .notMultipleOfStep, .unsupportedDataType, .invalidArgument,
+            .notMultipleOfStep, .unsupportedDataType, .invalidArgument, .unknownProduct,
             .malformedFrame, .frameTooLarge, .unsupportedVersion, .malformedPayload,
             .connectionFailed, .connectionClosed, .timeout, .notInBindingWindow, .loginFailed,
             .notControllable, .deviceOffline, .unexpectedResponse, .cancelled, .bindFailed,

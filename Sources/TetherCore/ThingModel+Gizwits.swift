@@ -166,8 +166,3 @@ extension ThingModel {
         }
     }
 }
-
-extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int64) { self = .int(value) }
-}

@@ -1,0 +1,129 @@
+import Logging
+import Synchronization
+import NIOCore
+import TetherCore
+
+extension Device {
+    /// Keeps a subscription's connection up until cancelled: connect, log in, read the status,
+    /// then heartbeats and reports until the link drops; then reconnect after a growing delay.
+    /// The first login's outcome resolves `firstLogin`; if it fails, the subscription ends.
+    func runSession(firstLogin: AsyncPromise<Void>) async {
+        var generator = SystemRandomNumberGenerator()
+        var attempt = 0
+        while !Task.isCancelled {
+            do throws(TetherError) {
+                let connection = try await connectAndLogin()
+                state.withLock { $0.session?.connection = connection }
+                if let codec {
+                    do throws(TetherError) {
+                        _ = try await readStatus(codec: codec, on: connection)
+                    } catch {
+                        await connection.close()
+                        throw error
+                    }
+                }
+                updateNetStatus()
+                firstLogin.resolve(.success(()))
+                attempt = 0
+                await serve(connection)
+                state.withLock { $0.session?.connection = nil }
+                updateNetStatus()
+                logger.debug("device link lost, reconnecting", metadata: ["tether.device": "\(id)"])
+            } catch {
+                guard firstLogin.isResolved else {
+                    // The first attempt decides subscribe()'s outcome; nothing to keep alive.
+                    state.withLock { $0.session = nil }
+                    updateNetStatus()
+                    firstLogin.resolve(.failure(error))
+                    return
+                }
+                logger.debug("device reconnection failed", metadata: ["tether.device": "\(id)", "tether.error": "\(error)"])
+            }
+            let delay = lan.reconnectDelay(attempt: attempt, using: &generator)
+            attempt += 1
+            do { try await Task.sleep(for: delay) } catch { break }
+        }
+        let connection = state.withLock { $0.session?.connection }
+        await connection?.close()
+    }
+
+    private func connectAndLogin() async throws(TetherError) -> GizwitsLANClient {
+        guard let endpoint = lanEndpoint else {
+            throw TetherError(.deviceOffline, "device \(id) has not been seen on the LAN")
+        }
+        let connection = try await GizwitsLANClient.connect(host: endpoint.host, port: endpoint.port, configuration: lan.clientConfiguration)
+        do throws(TetherError) {
+            var passcode = state.withLock { $0.passcode }
+            if passcode == nil {
+                guard case .passcodeResponse(let given?) = try await connection.request(.passcodeRequest) else {
+                    throw TetherError(.notInBindingWindow, "device \(id) is not in its binding window and no passcode is known")
+                }
+                passcode = given
+            }
+            guard case .loginResult(true) = try await connection.request(.login(passcode: passcode!)) else {
+                throw TetherError(.loginFailed, "device \(id) refused the passcode")
+            }
+            state.withLock { $0.passcode = passcode }
+            return connection
+        } catch {
+            await connection.close()
+            if error.code == .connectionClosed {
+                throw TetherError(.loginFailed, "device \(id) closed the connection before login completed (it may already serve its maximum of clients)")
+            }
+            throw error
+        }
+    }
+
+    /// Runs a logged-in connection until it closes: delivers what the device sends and checks
+    /// the link with heartbeats, closing it when one goes unanswered.
+    private func serve(_ connection: GizwitsLANClient) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await message in connection.unsolicited { self.handle(message) }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: self.lan.heartbeatInterval) } catch { return }
+                    do throws(TetherError) {
+                        _ = try await connection.request(.heartbeat, timeout: self.lan.heartbeatTimeout)
+                    } catch {
+                        self.logger.debug("heartbeat failed, closing the link", metadata: ["tether.device": "\(self.id)", "tether.error": "\(error)"])
+                        await connection.close()
+                        return
+                    }
+                }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+        await connection.close()
+    }
+
+    private func handle(_ message: GizwitsLANMessage) {
+        let p0: ByteBuffer
+        let sn: UInt32
+        switch message {
+        case .p0FromDevice(let payload): (p0, sn) = (payload, 0)
+        case .p0WithAck(let number, let payload): (p0, sn) = (payload, number)
+        default: return
+        }
+        guard let codec else {
+            if let bytes = p0.getBytes(at: p0.readerIndex, length: p0.readableBytes), bytes.first == P0Action.transparentFromDevice.rawValue {
+                emit(.binary(Array(bytes.dropFirst())))
+            }
+            return
+        }
+        do throws(TetherError) {
+            switch try codec.decode(p0) {
+            case .readAck(let status), .report(let status):
+                record(DeviceStatusReport(status: status, sn: sn))
+            case .transparentFromDevice(let bytes):
+                emit(.binary(bytes))
+            case .control, .read, .transparentToDevice:
+                break
+            }
+        } catch {
+            emit(.error(error))
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Logging
+import Synchronization
+
+/// A device the app can see: found on the LAN or added by address. The same object stands for
+/// the same device for the client's whole lifetime.
+///
+/// ```swift
+/// try await device.subscribe()
+/// let result = try await device.write(["LED_OnOff": true], sn: 5)
+/// for await event in device.events() { … }
+/// ```
+public final class Device: Sendable, Identifiable, Hashable, CustomStringConvertible {
+    /// The MAC address (`ac:cf:23:50:d4:46`) for discovered devices; `host:port` for devices
+    /// added by address.
+    public let id: String
+    /// The product model, when the client knows the device's product.
+    public let model: ThingModel?
+
+    let codec: P0Codec?
+    let lan: LANConfiguration
+    let logger: Logger
+    private let eventBroadcast = Broadcast<DeviceEvent>()
+    private let onNetStatusChange: @Sendable () -> Void
+
+    struct State {
+        var did: String
+        var productKey: String
+        var mac: String?
+        var endpoint: LANEndpoint?
+        var onLAN: Bool
+        var lastSeen: ContinuousClock.Instant?
+        var status = DeviceStatus()
+        var netStatus = NetStatus.offline
+        var passcode: String?
+        var session: LANSession?
+        var nextSN: UInt32 = 1
+        var snInFlight: Set<UInt32> = []
+    }
+
+    /// A subscription: the task that keeps the connection up, and the connection when it is.
+    struct LANSession {
+        var task: Task<Void, Never>?
+        var connection: GizwitsLANClient?
+        let firstLogin: AsyncPromise<Void>
+    }
+
+    let state: Mutex<State>
+
+    init(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, lan: LANConfiguration, logger: Logger, onNetStatusChange: @escaping @Sendable () -> Void) {
+        self.id = id
+        self.model = model
+        self.codec = model.flatMap { try? P0Codec(model: $0) }
+        self.lan = lan
+        self.logger = logger
+        self.onNetStatusChange = onNetStatusChange
+        var initial = State(did: did, productKey: productKey, mac: mac, endpoint: endpoint, onLAN: onLAN, lastSeen: onLAN ? .now : nil)
+        initial.netStatus = onLAN ? .online : .offline
+        self.state = Mutex(initial)
+    }
+
+    public var did: String { state.withLock { $0.did } }
+    public var productKey: String { state.withLock { $0.productKey } }
+    public var mac: String? { state.withLock { $0.mac } }
+    /// Where the device's TCP control channel is, when known.
+    public var lanEndpoint: LANEndpoint? { state.withLock { $0.endpoint } }
+    /// Whether the device answered discovery recently (or was added by address).
+    public var isOnLAN: Bool { state.withLock { $0.onLAN } }
+    public var netStatus: NetStatus { state.withLock { $0.netStatus } }
+    public var isSubscribed: Bool { state.withLock { $0.session != nil } }
+    /// The latest known value of every data point the device has reported.
+    public var status: DeviceStatus { state.withLock { $0.status } }
+
+    public var description: String { "Device(\(id), did \(did), \(netStatus))" }
+
+    public static func == (lhs: Device, rhs: Device) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    /// Everything that happens to the device from now on: status reports, transparent data,
+    /// changes of ``netStatus``. Each call gives a new, independent stream; it ends when the
+    /// client shuts down.
+    public func events() -> AsyncStream<DeviceEvent> {
+        eventBroadcast.subscribe()
+    }
+
+    func emit(_ event: DeviceEvent) {
+        eventBroadcast.yield(event)
+    }
+
+    func finishEvents() {
+        eventBroadcast.finish()
+    }
+
+    // MARK: Presence
+
+    /// Records a discovery answer.
+    func sawOnLAN(did: String, productKey: String, endpoint: LANEndpoint) {
+        state.withLock { state in
+            state.did = did
+            state.productKey = productKey
+            state.endpoint = endpoint
+            state.onLAN = true
+            state.lastSeen = .now
+        }
+        updateNetStatus()
+    }
+
+    /// Marks the device as gone from the LAN when it has not answered for `timeout`.
+    func expirePresence(after timeout: Duration, now: ContinuousClock.Instant) {
+        let expired = state.withLock { state -> Bool in
+            guard state.onLAN, let lastSeen = state.lastSeen, now - lastSeen > timeout else { return false }
+            state.onLAN = false
+            return true
+        }
+        if expired { updateNetStatus() }
+    }
+
+    func updateNetStatus() {
+        let changed = state.withLock { state -> NetStatus? in
+            let status: NetStatus
+            if state.session?.connection?.isActive == true {
+                status = .controllable
+            } else if state.onLAN {
+                status = .online
+            } else {
+                status = .offline
+            }
+            guard status != state.netStatus else { return nil }
+            state.netStatus = status
+            return status
+        }
+        if let changed {
+            logger.debug("device net status changed", metadata: ["tether.device": "\(id)", "tether.netStatus": "\(changed)"])
+            emit(.netStatus(changed))
+            onNetStatusChange()
+        }
+    }
+}

@@ -1,0 +1,48 @@
+/// How an app can reach a device right now.
+public enum NetStatus: String, Hashable, Sendable, CustomStringConvertible {
+    /// Not reachable on any path.
+    case offline
+    /// Reachable (it answers discovery) but not subscribed, or its connection is being set up.
+    case online
+    /// Subscribed and logged in: writes and reads go through.
+    case controllable
+
+    public var description: String { rawValue }
+}
+
+/// A status report from a device: what it carried, and the `sn` it answers.
+public struct DeviceStatusReport: Hashable, Sendable {
+    /// The values this report carried (all points for fixed-length products).
+    public var status: DeviceStatus
+    /// The `sn` of the write this report answers; 0 for reports the device sent on its own and
+    /// for reads.
+    public var sn: UInt32
+
+    public init(status: DeviceStatus, sn: UInt32) {
+        self.status = status
+        self.sn = sn
+    }
+}
+
+/// Something that happened to a device.
+public enum DeviceEvent: Hashable, Sendable {
+    /// A status report: after a write (with its `sn`), a read, or on the device's own initiative.
+    case status(DeviceStatusReport)
+    /// Transparent data from the device (P0 action 0x06), outside the data-point model.
+    case binary([UInt8])
+    case netStatus(NetStatus)
+    /// The device sent something the client could not read (a report that does not fit the
+    /// product model, for instance). The connection stays up.
+    case error(TetherError)
+}
+
+/// What ``Device/write(_:sn:)`` got back.
+public struct WriteResult: Hashable, Sendable {
+    /// The `sn` the device acknowledged (0 for a write without acknowledgement).
+    public var sn: UInt32
+    /// The status the device sent with its acknowledgement, when it sent one.
+    public var status: DeviceStatus?
+}
+
+/// A device's hardware and firmware versions, as the Gizwits SDK reports them.
+public typealias HardwareInfo = GizwitsHardwareInfo

@@ -1,0 +1,263 @@
+public import Logging
+public import NIOCore
+import NIOPosix
+public import TetherCore
+import TetherGizwitsLAN
+import Synchronization
+
+/// Serves one ``VirtualDevice`` on the LAN the way a GAgent Wi-Fi module does: UDP discovery and
+/// SoftAP onboarding, start-up announcements, and the TCP control channel.
+///
+/// ```swift
+/// let server = LANDeviceServer(device: device, configuration: .init(host: "127.0.0.1"))
+/// try await server.run()   // until cancelled
+/// ```
+public final class LANDeviceServer: Sendable {
+    public let device: VirtualDevice
+    public let configuration: LANDeviceConfiguration
+    private let logger: Logger
+    private let group: any EventLoopGroup
+
+    private let bound = AsyncPromise<LANDeviceAddresses>()
+    private let clients = Mutex<[ObjectIdentifier: any Channel]>([:])
+
+    /// - Parameter group: the event loops to run on; NIO's shared singleton when nil.
+    public init(device: VirtualDevice, configuration: LANDeviceConfiguration = .init(), logger: Logger = Logger(label: "tether.agent"), group: (any EventLoopGroup)? = nil) {
+        self.device = device
+        self.configuration = configuration
+        self.logger = logger
+        self.group = group ?? MultiThreadedEventLoopGroup.singleton
+    }
+
+    /// Waits until the sockets are bound and returns their addresses.
+    public func addresses() async throws(TetherError) -> LANDeviceAddresses {
+        try await bound.value()
+    }
+
+    /// Number of TCP clients connected right now.
+    public var clientCount: Int { clients.withLock { $0.count } }
+
+    /// Closes every TCP connection (a device reboot, as its apps see it).
+    public func dropConnections() {
+        let channels = clients.withLock { Array($0.values) }
+        for channel in channels { channel.close(promise: nil) }
+    }
+
+    /// Binds and serves until cancelled; returns normally when cancelled.
+    public func run() async throws {
+        let udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
+        let tcp: NIOAsyncChannel<NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>, Never>
+        do {
+            udp = try await DatagramBootstrap(group: group)
+                .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                .channelOption(.socketOption(.so_broadcast), value: 1)
+                .bind(host: configuration.host, port: configuration.udpPort) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(wrappingChannelSynchronously: channel)
+                    }
+                }
+            let configuration = self.configuration
+            tcp = try await ServerBootstrap(group: group)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .bind(host: configuration.host, port: configuration.tcpPort) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            IdleStateHandler(readTimeout: TimeAmount(configuration.idleTimeout)),
+                            CloseOnIdleHandler(),
+                            ByteToMessageHandler(GizwitsLANFrameDecoder(maximumLength: configuration.maximumFrameLength)),
+                            MessageToByteHandler(GizwitsLANFrameEncoder()),
+                        ])
+                        return try NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            let failure = TetherError(.bindFailed, "cannot listen on \(configuration.host) UDP \(configuration.udpPort) / TCP \(configuration.tcpPort): \(error)")
+            bound.resolve(.failure(failure))
+            throw failure
+        }
+        let addresses = LANDeviceAddresses(
+            host: configuration.host,
+            udpPort: udp.channel.localAddress?.port ?? configuration.udpPort,
+            tcpPort: tcp.channel.localAddress?.port ?? configuration.tcpPort
+        )
+        bound.resolve(.success(addresses))
+        logger.debug("virtual device listening", metadata: ["tether.did": "\(device.identity.did)", "tether.udp": "\(addresses.udpPort)", "tether.tcp": "\(addresses.tcpPort)"])
+
+        do {
+            try await serve(udp: udp, tcp: tcp)
+        } catch where Task.isCancelled {
+            // Cancellation is how a server is stopped; it is not a failure.
+        }
+    }
+
+    private func serve(
+        udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>,
+        tcp: NIOAsyncChannel<NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>, Never>
+    ) async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { try await self.serveUDP(udp) }
+            group.addTask {
+                try await tcp.executeThenClose { inbound in
+                    try await withThrowingDiscardingTaskGroup { connections in
+                        for try await connection in inbound {
+                            connections.addTask { await self.serve(connection) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: UDP
+
+    private func serveUDP(_ udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>) async throws {
+        try await udp.executeThenClose { inbound, outbound in
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { await self.announce(.announcement(self.deviceInfo), through: outbound) }
+                for try await datagram in inbound {
+                    let message: GizwitsLANMessage
+                    do {
+                        message = try GizwitsLANMessage(frame: GizwitsLANFrame.read(datagram: datagram.data, maximumLength: configuration.maximumFrameLength))
+                    } catch {
+                        logger.debug("ignored a malformed datagram", metadata: ["tether.from": "\(datagram.remoteAddress)", "tether.error": "\(error)"])
+                        continue
+                    }
+                    switch message {
+                    case .discoveryRequest:
+                        let reply = GizwitsLANMessage.discoveryResponse(deviceInfo).frame.bytes
+                        try await outbound.write(AddressedEnvelope(remoteAddress: datagram.remoteAddress, data: reply))
+                    case .softAPConfiguration(let ssid, let key):
+                        // GAgent answers even when the lengths are invalid, but only in onboarding mode.
+                        guard device.isOnboarding else { continue }
+                        let ack = GizwitsLANMessage.softAPConfigurationAck.frame.bytes
+                        try await outbound.write(AddressedEnvelope(remoteAddress: datagram.remoteAddress, data: ack))
+                        if device.configureWiFi(ssid: ssid, key: key) {
+                            let identity = device.identity
+                            let success = GizwitsLANMessage.configurationSuccess(mac: identity.mac, productKey: identity.productKey, did: identity.did)
+                            group.addTask { await self.announce(success, through: outbound) }
+                        }
+                    default:
+                        continue
+                    }
+                }
+            }
+        }
+    }
+
+    private var deviceInfo: GizwitsDeviceInfo {
+        let identity = device.identity
+        return GizwitsDeviceInfo(did: identity.did, mac: identity.mac, firmwareVersion: identity.firmwareVersion, productKey: identity.productKey)
+    }
+
+    private func announce(_ message: GizwitsLANMessage, through outbound: NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>) async {
+        guard let target = configuration.announcementTarget, configuration.announcementCount > 0,
+            let address = try? SocketAddress.makeAddressResolvingHost(target.host, port: target.port)
+        else { return }
+        let bytes = message.frame.bytes
+        for _ in 0..<configuration.announcementCount {
+            do {
+                try await outbound.write(AddressedEnvelope(remoteAddress: address, data: bytes))
+            } catch {
+                logger.debug("announcement not sent", metadata: ["tether.target": "\(address)", "tether.error": "\(error)"])
+                return
+            }
+            do { try await Task.sleep(for: configuration.announcementInterval) } catch { return }
+        }
+    }
+
+    // MARK: TCP
+
+    private var hardwareInfo: GizwitsHardwareInfo {
+        GizwitsHardwareInfo(
+            wifiHardwareVersion: "TETHER", wifiSoftwareVersion: device.identity.firmwareVersion,
+            mcuHardwareVersion: "SIM", mcuSoftwareVersion: "1", p0Version: "00000004",
+            wifiFirmwareVersion: device.identity.firmwareVersion, productKey: device.identity.productKey
+        )
+    }
+
+    private func serve(_ connection: NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>) async {
+        let channel = connection.channel
+        let client = channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
+        let admitted = clients.withLock { clients in
+            guard clients.count < configuration.maximumClients else { return false }
+            clients[ObjectIdentifier(channel)] = channel
+            return true
+        }
+        guard admitted else {
+            device.events.yield(.clientRefused(client, reason: "already \(configuration.maximumClients) clients"))
+            try? await channel.close()
+            return
+        }
+        device.events.yield(.clientConnected(client))
+        defer {
+            _ = clients.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+            device.events.yield(.clientDisconnected(client))
+        }
+        let session = SessionBox(DeviceSessionStateMachine(client: client))
+        let changes = device.changes.subscribe()
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        // Push every change to a logged-in client, as GAgent does with 0x0091.
+                        for await status in changes {
+                            guard session.state.withLock({ $0.loggedIn }), !self.device.isMuted else { continue }
+                            let report = try self.device.codec.encode(.report(status))
+                            try await outbound.write(GizwitsLANMessage.p0FromDevice(report).frame)
+                        }
+                    }
+                    group.addTask {
+                        defer { channel.close(promise: nil) }
+                        for try await frame in inbound {
+                            guard !self.device.isMuted else { continue }
+                            let message: GizwitsLANMessage
+                            do {
+                                message = try GizwitsLANMessage(frame: frame)
+                            } catch {
+                                self.logger.debug("closing a client that sent a malformed frame", metadata: ["tether.client": "\(client)", "tether.error": "\(error)"])
+                                return
+                            }
+                            let actions = session.state.withLock { $0.receive(message, device: self.device, hotspots: self.configuration.hotspots, hardwareInfo: self.hardwareInfo) }
+                            for action in actions {
+                                switch action {
+                                case .send(let reply):
+                                    try await outbound.write(reply.frame)
+                                case .close(let reason):
+                                    self.device.events.yield(.clientRefused(client, reason: reason))
+                                    return
+                                case .closeSoon:
+                                    try await Task.sleep(for: .milliseconds(100))
+                                    return
+                                }
+                            }
+                        }
+                    }
+                    // Whichever ends first (the client left, or was closed) ends the connection.
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            logger.debug("client connection ended", metadata: ["tether.client": "\(client)", "tether.error": "\(error)"])
+        }
+    }
+}
+
+private final class SessionBox: Sendable {
+    let state: Mutex<DeviceSessionStateMachine>
+    init(_ machine: DeviceSessionStateMachine) { state = Mutex(machine) }
+}
+
+/// Closes a connection on which nothing was read for the idle timeout.
+private final class CloseOnIdleHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+}

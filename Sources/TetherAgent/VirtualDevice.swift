@@ -1,0 +1,139 @@
+public import TetherCore
+public import TetherGizwitsLAN
+import Synchronization
+
+/// A device whose state is its data points: what the LAN server serves, the simulator changes
+/// and tests inspect. Thread-safe; every change is published on ``changes``.
+public final class VirtualDevice: Sendable {
+    public let identity: DeviceIdentity
+    public let model: ThingModel
+    public let codec: P0Codec
+    /// The full status after every change, whoever made it.
+    public let changes = Broadcast<DeviceStatus>()
+    /// What happened to the device, for logs and tests.
+    public let events = Broadcast<VirtualDeviceEvent>()
+
+    private struct State {
+        var values: [String: DataValue]
+        var bindingWindowOpen: Bool
+        var onboarding: Bool
+        var muted = false
+        var wifi: (ssid: String, key: String)?
+    }
+
+    private let state: Mutex<State>
+
+    /// - Parameters:
+    ///   - bindable: whether the binding window is open (the passcode is handed out on request).
+    ///   - onboarding: whether the device waits for Wi-Fi credentials (SoftAP mode, `0x0001`).
+    public init(model: ThingModel, identity: DeviceIdentity, values: [String: DataValue] = [:], bindable: Bool = false, onboarding: Bool = false) throws(TetherError) {
+        self.identity = identity
+        self.model = model
+        self.codec = try P0Codec(model: model)
+        var initial = Self.defaultValues(for: model)
+        for (name, value) in values { initial[name] = try model.normalize(value, for: name) }
+        self.state = Mutex(State(values: initial, bindingWindowOpen: bindable, onboarding: onboarding))
+    }
+
+    public var status: DeviceStatus { DeviceStatus(values: state.withLock { $0.values }, model: model) }
+
+    public var isBindingWindowOpen: Bool {
+        get { state.withLock { $0.bindingWindowOpen } }
+        set { state.withLock { $0.bindingWindowOpen = newValue } }
+    }
+
+    /// A muted device keeps its connections open but answers nothing: a hung module.
+    public var isMuted: Bool {
+        get { state.withLock { $0.muted } }
+        set { state.withLock { $0.muted = newValue } }
+    }
+
+    public var isOnboarding: Bool { state.withLock { $0.onboarding } }
+
+    /// The SSID received by SoftAP onboarding, if any.
+    public var configuredSSID: String? { state.withLock { $0.wifi?.ssid } }
+
+    /// Applies a control from an app. Invalid points are skipped (and reported as an event);
+    /// returns the status afterwards.
+    @discardableResult
+    public func applyControl(_ values: [String: DataValue], from client: String) -> DeviceStatus {
+        var accepted: [String: DataValue] = [:]
+        for (name, value) in values {
+            do throws(TetherError) {
+                guard model.dataPoint(named: name)?.kind == .writable else {
+                    throw TetherError(.readOnlyDataPoint, "not writable", dataPoint: name)
+                }
+                accepted[name] = try model.normalize(value, for: name)
+            } catch {
+                events.yield(.rejectedControl(error, client: client))
+            }
+        }
+        if !accepted.isEmpty { events.yield(.controlled(accepted, client: client)) }
+        return update(accepted)
+    }
+
+    /// Changes data points from the device side (sensors, the simulator); publishes the status
+    /// when anything changed. Values are normalized against the model; unknown names are ignored.
+    @discardableResult
+    public func update(_ values: [String: DataValue]) -> DeviceStatus {
+        let (changed, values) = state.withLock { state -> (Bool, [String: DataValue]) in
+            var changed = false
+            for (name, value) in values {
+                guard let normalized = try? model.normalize(value, for: name), state.values[name] != normalized else { continue }
+                state.values[name] = normalized
+                changed = true
+            }
+            return (changed, state.values)
+        }
+        let status = DeviceStatus(values: values, model: model)
+        if changed { changes.yield(status) }
+        return status
+    }
+
+    /// Records Wi-Fi credentials from SoftAP onboarding and leaves onboarding mode. Returns false
+    /// when the device was not onboarding or the credentials are too long (GAgent limits: 32/32).
+    func configureWiFi(ssid: String, key: String) -> Bool {
+        let accepted = state.withLock { state -> Bool in
+            guard state.onboarding, ssid.utf8.count <= 32, key.utf8.count <= 32, !ssid.isEmpty else { return false }
+            state.wifi = (ssid, key)
+            state.onboarding = false
+            return true
+        }
+        if accepted { events.yield(.configured(ssid: ssid)) }
+        return accepted
+    }
+
+    /// Bool false, enum 0, writable numbers at the value nearest 0, sensors (read-only numbers)
+    /// mid-range, empty text, zero bytes.
+    static func defaultValues(for model: ThingModel) -> [String: DataValue] {
+        var values: [String: DataValue] = [:]
+        for point in model.dataPoints {
+            switch point.type {
+            case .bool: values[point.name] = .bool(false)
+            case .enumeration: values[point.name] = .int(0)
+            case .number(let spec) where point.kind == .writable:
+                let zero = (-spec.addition / spec.ratio).rounded()
+                let raw = UInt32(min(max(zero, Double(spec.rawMin)), Double(spec.rawMax)))
+                values[point.name] = spec.value(raw: raw)
+            case .number(let spec):
+                values[point.name] = spec.value(raw: spec.rawMin + (spec.rawMax - spec.rawMin) / 2)
+            case .text: values[point.name] = .string("")
+            case .binary(let length): values[point.name] = .binary(Array(repeating: 0, count: length))
+            }
+        }
+        return values
+    }
+}
+
+/// Something that happened to a virtual device.
+public enum VirtualDeviceEvent: Sendable {
+    case clientConnected(String)
+    case clientLoggedIn(String)
+    case clientRefused(String, reason: String)
+    case clientDisconnected(String)
+    case controlled([String: DataValue], client: String)
+    case rejectedControl(TetherError, client: String)
+    case transparentData([UInt8], client: String)
+    /// SoftAP onboarding gave the device a network (the key is not reported).
+    case configured(ssid: String)
+}

@@ -1,0 +1,57 @@
+import Synchronization
+
+/// Delivers each element to every current subscriber. Each subscriber has its own bounded
+/// buffer, so a slow one loses its oldest elements instead of holding up the others or growing
+/// without limit.
+public final class Broadcast<Element: Sendable>: Sendable {
+    private struct State {
+        var nextID = 0
+        var subscribers: [Int: AsyncStream<Element>.Continuation] = [:]
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+    private let bufferSize: Int
+
+    public init(bufferSize: Int = 256) {
+        self.bufferSize = bufferSize
+    }
+
+    /// A new stream of the elements yielded from now on. It ends when the broadcast finishes or
+    /// the consumer stops iterating.
+    public func subscribe() -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(bufferSize))
+        let id: Int? = state.withLock { state in
+            guard !state.finished else { return nil }
+            let id = state.nextID
+            state.nextID += 1
+            state.subscribers[id] = continuation
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    public func yield(_ element: Element) {
+        let subscribers = state.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers { subscriber.yield(element) }
+    }
+
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    /// Ends every stream; later subscribers get an empty stream.
+    public func finish() {
+        let subscribers = state.withLock { state in
+            state.finished = true
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.finish() }
+    }
+}

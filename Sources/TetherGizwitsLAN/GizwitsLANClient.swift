@@ -1,0 +1,122 @@
+public import NIOCore
+import NIOPosix
+public import TetherCore
+
+/// A TCP connection from an app to a GAgent device (port 12416): request/response with
+/// timeouts, and a stream of what the device sends on its own (status reports, transparent data).
+///
+/// ```swift
+/// let client = try await GizwitsLANClient.connect(host: "192.168.1.20")
+/// let reply = try await client.request(.login(passcode: passcode))
+/// ```
+public final class GizwitsLANClient: Sendable {
+    public struct Configuration: Sendable {
+        public var connectTimeout: Duration
+        /// How long a request waits for its answer.
+        public var requestTimeout: Duration
+        /// Largest frame accepted from the device.
+        public var maximumFrameLength: Int
+
+        public init(connectTimeout: Duration = .seconds(3), requestTimeout: Duration = .seconds(5), maximumFrameLength: Int = GizwitsLANFrame.defaultMaximumFrameLength) {
+            self.connectTimeout = connectTimeout
+            self.requestTimeout = requestTimeout
+            self.maximumFrameLength = maximumFrameLength
+        }
+    }
+
+    private let channel: any Channel
+    public let configuration: Configuration
+    /// Messages no request was waiting for: `0x0091` reports, the device's `0x0093` pushes
+    /// (already acknowledged), transparent data. Ends when the connection closes.
+    public let unsolicited: AsyncStream<GizwitsLANMessage>
+    public let remoteDescription: String
+
+    private init(channel: any Channel, configuration: Configuration, unsolicited: AsyncStream<GizwitsLANMessage>, remoteDescription: String) {
+        self.channel = channel
+        self.configuration = configuration
+        self.unsolicited = unsolicited
+        self.remoteDescription = remoteDescription
+    }
+
+    /// Opens the connection. Throws ``TetherError/Code/connectionFailed`` when the device cannot
+    /// be reached (refused, unreachable, unknown host, or no answer within `connectTimeout`).
+    public static func connect(
+        host: String,
+        port: Int = 12416,
+        configuration: Configuration = .init(),
+        group: (any EventLoopGroup)? = nil
+    ) async throws(TetherError) -> GizwitsLANClient {
+        let (stream, continuation) = AsyncStream.makeStream(of: GizwitsLANMessage.self, bufferingPolicy: .bufferingNewest(1024))
+        let maximum = configuration.maximumFrameLength
+        do {
+            let channel = try await ClientBootstrap(group: group ?? MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(TimeAmount(configuration.connectTimeout))
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            ByteToMessageHandler(GizwitsLANFrameDecoder(maximumLength: maximum)),
+                            MessageToByteHandler(GizwitsLANFrameEncoder()),
+                            GizwitsLANClientHandler(unsolicited: continuation),
+                        ])
+                    }
+                }
+                .connect(host: host, port: port)
+                .get()
+            return GizwitsLANClient(channel: channel, configuration: configuration, unsolicited: stream, remoteDescription: "\(host):\(port)")
+        } catch {
+            continuation.finish()
+            throw TetherError(.connectionFailed, "cannot connect to \(host):\(port): \(Self.describe(error))")
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case is ChannelError where "\(error)".contains("connectTimeout"): return "no answer in time"
+        case let error as IOError: return error.description
+        default: return "\(error)"
+        }
+    }
+
+    /// Sends a request and waits for the message that answers it (see the reference for which
+    /// command answers which). Throws ``TetherError/Code/timeout`` or
+    /// ``TetherError/Code/connectionClosed``.
+    public func request(_ message: GizwitsLANMessage, timeout: Duration? = nil) async throws(TetherError) -> GizwitsLANMessage {
+        let promise = channel.eventLoop.makePromise(of: GizwitsLANMessage.self)
+        let request = GizwitsLANRequest(message: message, response: promise, timeout: TimeAmount(timeout ?? configuration.requestTimeout))
+        guard request.expectation != nil else {
+            promise.fail(TetherError(.invalidArgument, "\(message.command) has no answer to wait for"))
+            throw TetherError(.invalidArgument, "\(message.command) has no answer to wait for")
+        }
+        channel.writeAndFlush(request, promise: nil)
+        do {
+            return try await promise.futureResult.get()
+        } catch let error as TetherError {
+            throw error
+        } catch {
+            throw TetherError(.connectionClosed, "\(error)")
+        }
+    }
+
+    /// Sends a message that has no answer.
+    public func send(_ message: GizwitsLANMessage) async throws(TetherError) {
+        do {
+            try await channel.writeAndFlush(GizwitsLANRequest(message: message, response: nil, timeout: .zero)).get()
+        } catch let error as TetherError {
+            throw error
+        } catch {
+            throw TetherError(.connectionClosed, "cannot send to \(remoteDescription): \(error)")
+        }
+    }
+
+    public var isActive: Bool { channel.isActive }
+
+    public func close() async {
+        try? await channel.close()
+    }
+
+    /// Waits until the connection is closed, by either side.
+    public func closed() async {
+        try? await channel.closeFuture.get()
+    }
+}

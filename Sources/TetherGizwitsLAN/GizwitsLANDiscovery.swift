@@ -1,0 +1,148 @@
+public import NIOCore
+import NIOPosix
+import TetherCore
+
+/// A host and port on the LAN.
+public struct LANEndpoint: Hashable, Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// The limited broadcast address on the GAgent discovery port.
+    public static let broadcast = LANEndpoint(host: "255.255.255.255", port: 12414)
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// A device that answered a discovery request.
+public struct GizwitsDiscoveredDevice: Hashable, Sendable {
+    public var info: GizwitsDeviceInfo
+    /// The address the answer came from: the device's address on the LAN.
+    public var host: String
+    public var udpPort: Int
+
+    public init(info: GizwitsDeviceInfo, host: String, udpPort: Int) {
+        self.info = info
+        self.host = host
+        self.udpPort = udpPort
+    }
+}
+
+/// GAgent discovery (`0x0003` → `0x0004`) over UDP.
+public enum GizwitsLANDiscovery {
+    /// Sends a discovery request to every target now and then every `interval` (once if nil),
+    /// and yields every answer. Answers are not de-duplicated: a device answers each round.
+    /// The socket closes when the consumer stops iterating.
+    ///
+    /// Throws ``TetherError/Code/bindFailed`` when the local socket cannot be opened.
+    public static func responses(
+        targets: [LANEndpoint],
+        interval: Duration?,
+        bindHost: String = "0.0.0.0",
+        group: (any EventLoopGroup)? = nil
+    ) -> AsyncThrowingStream<GizwitsDiscoveredDevice, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: GizwitsDiscoveredDevice.self)
+        let task = Task {
+            do {
+                try await run(targets: targets, interval: interval, bindHost: bindHost, group: group ?? MultiThreadedEventLoopGroup.singleton, continuation: continuation)
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// Collects the devices that answer within `timeout`, one entry per MAC.
+    public static func discover(targets: [LANEndpoint], timeout: Duration, group: (any EventLoopGroup)? = nil) async throws -> [GizwitsDiscoveredDevice] {
+        var found: [[UInt8]: GizwitsDiscoveredDevice] = [:]
+        var order: [[UInt8]] = []
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            let stream = responses(targets: targets, interval: .milliseconds(500), group: group)
+            let (collected, collector) = AsyncStream.makeStream(of: GizwitsDiscoveredDevice.self)
+            tasks.addTask {
+                for try await device in stream { collector.yield(device) }
+                collector.finish()
+            }
+            tasks.addTask {
+                try await Task.sleep(for: timeout)
+                collector.finish()
+            }
+            for await device in collected where found.updateValue(device, forKey: device.info.mac) == nil {
+                order.append(device.info.mac)
+            }
+            tasks.cancelAll()
+            // A bind failure surfaces here; the timeout task's cancellation does not.
+            while let result = await tasks.nextResult() {
+                if case .failure(let error) = result, !(error is CancellationError) { throw error }
+            }
+        }
+        return order.compactMap { found[$0] }
+    }
+
+    private static func run(
+        targets: [LANEndpoint],
+        interval: Duration?,
+        bindHost: String,
+        group: any EventLoopGroup,
+        continuation: AsyncThrowingStream<GizwitsDiscoveredDevice, any Error>.Continuation
+    ) async throws {
+        let channel: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
+        do {
+            channel = try await DatagramBootstrap(group: group)
+                .channelOption(.socketOption(.so_broadcast), value: 1)
+                .bind(host: bindHost, port: 0) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw TetherError(.bindFailed, "cannot open a UDP socket for discovery on \(bindHost): \(error)")
+        }
+        var resolved: [SocketAddress] = []
+        for target in targets {
+            do {
+                resolved.append(try SocketAddress.makeAddressResolvingHost(target.host, port: target.port))
+            } catch {
+                throw TetherError(.invalidArgument, "discovery target \(target) is not a valid address")
+            }
+        }
+        let addresses = resolved
+        let request = GizwitsLANMessage.discoveryRequest.frame.bytes
+        try await channel.executeThenClose { inbound, outbound in
+            @Sendable func probe() async {
+                for address in addresses {
+                    // A target that cannot be reached this round (no route yet) is tried again next round.
+                    try? await outbound.write(AddressedEnvelope(remoteAddress: address, data: request))
+                }
+            }
+            await probe()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                if let interval {
+                    group.addTask {
+                        while true {
+                            try await Task.sleep(for: interval)
+                            await probe()
+                        }
+                    }
+                }
+                group.addTask {
+                    for try await datagram in inbound {
+                        guard let frame = try? GizwitsLANFrame.read(datagram: datagram.data),
+                            case .discoveryResponse(let info)? = try? GizwitsLANMessage(frame: frame),
+                            let host = datagram.remoteAddress.ipAddress, let port = datagram.remoteAddress.port
+                        else { continue }
+                        continuation.yield(GizwitsDiscoveredDevice(info: info, host: host, udpPort: port))
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+}

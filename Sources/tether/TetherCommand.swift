@@ -1,0 +1,18 @@
+import ArgumentParser
+
+@main
+struct TetherCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tether",
+        abstract: "Drive Tether devices from a terminal.",
+        subcommands: [LAN.self]
+    )
+}
+
+struct LAN: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lan",
+        abstract: "Talk to devices on the local network (Gizwits GAgent LAN protocol).",
+        subcommands: [LANDiscover.self, LANStatus.self, LANWrite.self, LANWatch.self, LANInfo.self, LANDecode.self]
+    )
+}
