@@ -61,6 +61,7 @@ let package = Package(
             name: "tether",
             dependencies: [
                 "Tether",
+                "TetherAgent",
                 "TetherCLISupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -97,6 +98,7 @@ let package = Package(
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
+        .testTarget(name: "TetherAgentTests", dependencies: ["TetherAgent", "TetherTestSupport"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [

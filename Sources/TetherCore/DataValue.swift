@@ -93,3 +93,11 @@ extension Array where Element == UInt8 {
         self = bytes
     }
 }
+
+/// Literals, so that writes read like the data they carry: `["LED_OnOff": true, "LED_Color": "Pink", "LED_R": 10]`.
+extension DataValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral {
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+}

@@ -1,0 +1,32 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Benchmarks live in their own package so that the SDK never resolves their dependencies.
+// Run: swift run -c release --package-path Benchmarks tether-benchmarks
+let package = Package(
+    name: "TetherBenchmarks",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    dependencies: [
+        .package(name: "Tether", path: ".."),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "tether-benchmarks",
+            dependencies: [
+                .product(name: "Tether", package: "Tether"),
+                .product(name: "TetherAgent", package: "Tether"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [
+                .enableUpcomingFeature("ExistentialAny"),
+                .enableUpcomingFeature("InternalImportsByDefault"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ]
+        )
+    ]
+)
