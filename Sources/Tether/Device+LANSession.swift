@@ -43,6 +43,8 @@ extension Device {
             attempt += 1
             do { try await Task.sleep(for: delay) } catch { break }
         }
+        // Cancelled (unsubscribe, client shutdown) before the first login: subscribe() must not wait forever.
+        firstLogin.resolve(.failure(TetherError(.cancelled, "the subscription to \(id) ended before it was established")))
         let connection = state.withLock { $0.session?.connection }
         await connection?.close()
     }

@@ -42,16 +42,12 @@ struct LANStatus: AsyncParsableCommand {
 
     @OptionGroup var device: LANDeviceOptions
 
-    @Option(name: .long, help: "Product model file (Gizwits data points or Aliyun TSL).")
-    var product: String
-
-    @Flag(name: .long, help: "Print one JSON object.")
-    var json = false
+    @OptionGroup var output: ProductOutputOptions
 
     func run() async throws {
-        let model = try loadProduct(product)
+        let model = try output.model()
         let status = try await device.withSubscribedDevice(model: model) { device in device.status }
-        if json { printJSON(status.jsonValue) } else { printStatus(status, model: model) }
+        if output.json { printJSON(status.jsonValue) } else { printStatus(status, model: model) }
     }
 }
 
@@ -63,14 +59,10 @@ struct LANWrite: AsyncParsableCommand {
 
     @OptionGroup var device: LANDeviceOptions
 
-    @Option(name: .long, help: "Product model file (Gizwits data points or Aliyun TSL).")
-    var product: String
+    @OptionGroup var output: ProductOutputOptions
 
     @Option(name: .long, help: "Sequence number the acknowledgement must carry (chosen for you when omitted).")
     var sn: UInt32?
-
-    @Flag(name: .long, help: "Print one JSON object.")
-    var json = false
 
     @Argument(help: "Data points to write, NAME=VALUE (enums take their label or index).")
     var assignments: [String]
@@ -81,20 +73,15 @@ struct LANWrite: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let model = try loadProduct(product)
+        let model = try output.model()
         let values = try model.parseAssignments(assignments)
         let sn = self.sn
         let (result, status) = try await device.withSubscribedDevice(model: model) { device in
             let result = try await device.write(values, sn: sn)
             return (result, device.status)
         }
-        if json {
-            var object: JSONObject = ["sn": .int(Int64(result.sn))]
-            let reported = result.status ?? status
-            object["data"] = reported.jsonValue["data"]
-            object["alerts"] = reported.jsonValue["alerts"]
-            object["faults"] = reported.jsonValue["faults"]
-            printJSON(.object(object))
+        if output.json {
+            printJSON(reportJSON(DeviceStatusReport(status: result.status ?? status, sn: result.sn)))
         } else {
             printLine("acknowledged sn \(result.sn); the device reports:")
             printStatus(result.status ?? status, model: model)
@@ -110,19 +97,15 @@ struct LANWatch: AsyncParsableCommand {
 
     @OptionGroup var device: LANDeviceOptions
 
-    @Option(name: .long, help: "Product model file (Gizwits data points or Aliyun TSL).")
-    var product: String
+    @OptionGroup var output: ProductOutputOptions
 
     @Option(name: .long, help: "Stop after this many reports.")
     var count: Int?
 
-    @Flag(name: .long, help: "Print one JSON object a line.")
-    var json = false
-
     func run() async throws {
-        let model = try loadProduct(product)
+        let model = try output.model()
         let options = device
-        let json = self.json
+        let json = output.json
         let limit = count
         try await runUntilTerminated {
             try await options.withSubscribedDevice(model: model) { device in
@@ -148,11 +131,7 @@ struct LANWatch: AsyncParsableCommand {
 
     static func print(_ report: DeviceStatusReport, json: Bool) {
         if json {
-            var object: JSONObject = ["sn": .int(Int64(report.sn))]
-            object["data"] = report.status.jsonValue["data"]
-            object["alerts"] = report.status.jsonValue["alerts"]
-            object["faults"] = report.status.jsonValue["faults"]
-            printJSON(.object(object))
+            printJSON(reportJSON(report))
             return
         }
         let time = Date().formatted(date: .omitted, time: .standard)

@@ -54,3 +54,22 @@ func printStatus(_ status: DeviceStatus, model: ThingModel) {
         }
     }
 }
+
+/// `--product FILE` and `--json`, for the commands that read data points.
+struct ProductOutputOptions: ParsableArguments {
+    @Option(name: .long, help: "Product model file (Gizwits data points or Aliyun TSL).")
+    var product: String
+
+    @Flag(name: .long, help: "Print JSON (one object, or one a line for streams).")
+    var json = false
+
+    func model() throws -> ThingModel { try loadProduct(product) }
+}
+
+/// `{"sn", "data", "alerts", "faults"}`
+func reportJSON(_ report: DeviceStatusReport) -> JSONValue {
+    var object: JSONObject = ["sn": .int(Int64(report.sn))]
+    let status = report.status.jsonValue
+    for key in ["data", "alerts", "faults"] { object[key] = status[key] }
+    return .object(object)
+}

@@ -15,10 +15,22 @@ struct LANControlTests {
             tcpPort: addresses.tcpPort,
             connectTimeout: .seconds(2),
             requestTimeout: .seconds(2),
-            heartbeatInterval: .milliseconds(200),
-            heartbeatTimeout: .milliseconds(300),
+            heartbeatInterval: .milliseconds(300),
+            heartbeatTimeout: .seconds(1),
             reconnectDelay: (.milliseconds(50), .milliseconds(200))
         )
+    }
+
+    /// A virtual pet house on loopback and an SDK client that has subscribed to it.
+    func withSubscribedPetHouse(_ body: (LANDeviceServer, Device) async throws -> Void) async throws {
+        let model = try Fixtures.petHouse()
+        try await withVirtualDevice(model: model) { server, addresses in
+            try await withTetherClient(configuration: .init(products: [model], lan: Self.lan(addresses, discovery: false))) { client in
+                let device = client.device(host: addresses.host, port: addresses.tcpPort)
+                try await device.subscribe()
+                try await body(server, device)
+            }
+        }
     }
 
     @Test("discovery finds the device by unicast, with its did, MAC and product key")
@@ -56,27 +68,22 @@ struct LANControlTests {
 
     @Test("write with sn is answered by the acknowledgement with the same sn, and the device obeys")
     func writesWithSN() async throws {
-        let model = try Fixtures.petHouse()
-        try await withVirtualDevice(model: model) { server, addresses in
-            try await withTetherClient(configuration: .init(products: [model], lan: Self.lan(addresses, discovery: false))) { client in
-                let device = client.device(host: addresses.host, port: addresses.tcpPort)
-                try await device.subscribe()
-                let events = device.events()
-                let result = try await device.write(["LED_OnOff": .bool(true), "LED_Color": .string("Pink"), "Motor_Speed": .int(-3)], sn: 5)
-                #expect(result.sn == 5)
-                #expect(result.status?.data["LED_Color"] == .int(3))
-                #expect(server.device.status.data["Motor_Speed"] == .int(-3))
-                #expect(server.device.status.data["LED_OnOff"] == .bool(true))
-                let acknowledged = await next(events) { event in
-                    if case .status(let report) = event { return report.sn == 5 }
-                    return false
-                }
-                #expect(acknowledged != nil)
-                // The client chooses an sn when none is given.
-                let chosen = try await device.write(["LED_R": .int(77)])
-                #expect(chosen.sn != 0 && chosen.sn != 5)
-                #expect(device.status.data["LED_R"] == .int(77))
-            }
+        try await withSubscribedPetHouse { server, device in
+        let events = device.events()
+        let result = try await device.write(["LED_OnOff": .bool(true), "LED_Color": .string("Pink"), "Motor_Speed": .int(-3)], sn: 5)
+        #expect(result.sn == 5)
+        #expect(result.status?.data["LED_Color"] == .int(3))
+        #expect(server.device.status.data["Motor_Speed"] == .int(-3))
+        #expect(server.device.status.data["LED_OnOff"] == .bool(true))
+        let acknowledged = await next(events) { event in
+            if case .status(let report) = event { return report.sn == 5 }
+            return false
+        }
+        #expect(acknowledged != nil)
+        // The client chooses an sn when none is given.
+        let chosen = try await device.write(["LED_R": .int(77)])
+        #expect(chosen.sn != 0 && chosen.sn != 5)
+        #expect(device.status.data["LED_R"] == .int(77))
         }
     }
 
@@ -97,22 +104,17 @@ struct LANControlTests {
 
     @Test("status changes on the device are pushed to the subscribed app")
     func statusPush() async throws {
-        let model = try Fixtures.petHouse()
-        try await withVirtualDevice(model: model) { server, addresses in
-            try await withTetherClient(configuration: .init(products: [model], lan: Self.lan(addresses, discovery: false))) { client in
-                let device = client.device(host: addresses.host, port: addresses.tcpPort)
-                try await device.subscribe()
-                let events = device.events()
-                server.device.update(["Temperature": .int(31), "Alert_1": .bool(true), "Fault_IR": .bool(true)])
-                let pushed = await next(events) { event in
-                    if case .status(let report) = event { return report.sn == 0 && report.status.data["Temperature"] == .int(31) }
-                    return false
-                }
-                guard case .status(let report)? = pushed else { Issue.record("no report"); return }
-                #expect(report.status.alerts["Alert_1"] == .bool(true))
-                #expect(report.status.faults["Fault_IR"] == .bool(true))
-                #expect(device.status.data["Temperature"] == .int(31))
-            }
+        try await withSubscribedPetHouse { server, device in
+        let events = device.events()
+        server.device.update(["Temperature": .int(31), "Alert_1": .bool(true), "Fault_IR": .bool(true)])
+        let pushed = await next(events) { event in
+            if case .status(let report) = event { return report.sn == 0 && report.status.data["Temperature"] == .int(31) }
+            return false
+        }
+        guard case .status(let report)? = pushed else { Issue.record("no report"); return }
+        #expect(report.status.alerts["Alert_1"] == .bool(true))
+        #expect(report.status.faults["Fault_IR"] == .bool(true))
+        #expect(device.status.data["Temperature"] == .int(31))
         }
     }
 
@@ -177,53 +179,52 @@ struct LANControlTests {
 
     @Test("when the link drops the client reconnects and reads the status again")
     func reconnects() async throws {
-        let model = try Fixtures.petHouse()
-        try await withVirtualDevice(model: model) { server, addresses in
-            try await withTetherClient(configuration: .init(products: [model], lan: Self.lan(addresses, discovery: false))) { client in
-                let device = client.device(host: addresses.host, port: addresses.tcpPort)
-                try await device.subscribe()
-                let events = device.events()
-                server.device.isMuted = true          // no push reaches the app while it is down…
-                server.dropConnections()
-                server.device.update(["Humidity": .int(99)])
-                server.device.isMuted = false
-                let resynced = await next(events, timeout: .seconds(10)) { event in
-                    if case .status(let report) = event { return report.status.data["Humidity"] == .int(99) }
-                    return false
-                }
-                #expect(resynced != nil, "the status changed while disconnected was read after reconnecting")
-                #expect(await eventually { device.netStatus == .controllable })
-                try await device.write(["LED_G": .int(9)], sn: 9)
-                #expect(server.device.status.data["LED_G"] == .int(9))
-            }
+        try await withSubscribedPetHouse { server, device in
+        let events = device.events()
+        server.device.isMuted = true          // no push reaches the app while it is down…
+        server.dropConnections()
+        server.device.update(["Humidity": .int(99)])
+        server.device.isMuted = false
+        let resynced = await next(events, timeout: .seconds(10)) { event in
+            if case .status(let report) = event { return report.status.data["Humidity"] == .int(99) }
+            return false
+        }
+        #expect(resynced != nil, "the status changed while disconnected was read after reconnecting")
+        #expect(await eventually { device.netStatus == .controllable })
+        try await device.write(["LED_G": .int(9)], sn: 9)
+        #expect(server.device.status.data["LED_G"] == .int(9))
         }
     }
 
     @Test("a device that stops answering is detected by the heartbeat, and found again when it answers")
     func heartbeatTimeout() async throws {
-        let model = try Fixtures.petHouse()
-        try await withVirtualDevice(model: model) { server, addresses in
-            try await withTetherClient(configuration: .init(products: [model], lan: Self.lan(addresses, discovery: false))) { client in
-                let device = client.device(host: addresses.host, port: addresses.tcpPort)
-                try await device.subscribe()
-                let events = device.events()
-                server.device.isMuted = true
-                let lost = await next(events) { $0 == .netStatus(.online) }
-                #expect(lost != nil, "heartbeat timeout took the device out of controllable")
-                server.device.isMuted = false
-                #expect(await eventually(timeout: .seconds(10)) { device.netStatus == .controllable })
-            }
+        try await withSubscribedPetHouse { server, device in
+        let events = device.events()
+        server.device.isMuted = true
+        let lost = await next(events) { $0 == .netStatus(.online) }
+        #expect(lost != nil, "heartbeat timeout took the device out of controllable")
+        server.device.isMuted = false
+        #expect(await eventually(timeout: .seconds(10)) { device.netStatus == .controllable })
         }
     }
 
-    @Test("the device drops a client that stays silent past the idle timeout")
+    @Test("the device drops a client that stays silent past the idle timeout, not one that talks")
     func idleTimeout() async throws {
         let model = try Fixtures.petHouse()
-        try await withVirtualDevice(model: model, idleTimeout: .milliseconds(300)) { server, addresses in
-            let connection = try await GizwitsLANClient.connect(host: addresses.host, port: addresses.tcpPort)
-            _ = try await connection.request(.hardwareInfoRequest)
-            #expect(await eventually { !connection.isActive }, "closed by the device after 300 ms of silence")
-            #expect(server.clientCount == 0)
+        try await withVirtualDevice(model: model, idleTimeout: .milliseconds(600)) { server, addresses in
+            let silent = try await GizwitsLANClient.connect(host: addresses.host, port: addresses.tcpPort)
+            let talking = try await GizwitsLANClient.connect(host: addresses.host, port: addresses.tcpPort)
+            let chatter = Task {
+                while !Task.isCancelled {
+                    try? await talking.send(.hardwareInfoRequest)
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            #expect(await eventually { !silent.isActive }, "closed by the device after 600 ms of silence")
+            #expect(talking.isActive, "a client that sends keeps its connection")
+            chatter.cancel()
+            #expect(await eventually { !talking.isActive }, "and loses it once it falls silent")
+            #expect(await eventually { server.clientCount == 0 })
         }
     }
 

@@ -1,4 +1,5 @@
 public import Foundation
+import Dispatch
 
 /// Runs the project's executables (`tether`, `tether-agent`) from tests.
 public enum Executables {
@@ -24,7 +25,8 @@ public enum Executables {
         public var stderr: String
     }
 
-    /// Runs a command to completion (killed after `timeout`).
+    /// Runs a command to completion (killed after `timeout`). The blocking reads and the wait run
+    /// on a thread of their own, never on the concurrency pool the other tests share.
     public static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(20)) async throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -38,12 +40,26 @@ public enum Executables {
             try await Task.sleep(for: timeout)
             process.terminate()
         }
-        async let stdout = Task.detached { out.fileHandleForReading.readDataToEndOfFile() }.value
-        async let stderr = Task.detached { err.fileHandleForReading.readDataToEndOfFile() }.value
-        let (outData, errData) = await (stdout, stderr)
-        process.waitUntilExit()
-        killer.cancel()
-        return Output(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        defer { killer.cancel() }
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let group = DispatchGroup()
+                let errData = DataBox()
+                group.enter()
+                Thread.detachNewThread {
+                    errData.data = err.fileHandleForReading.readDataToEndOfFile()
+                    group.leave()
+                }
+                let outData = out.fileHandleForReading.readDataToEndOfFile()
+                group.wait()
+                process.waitUntilExit()
+                continuation.resume(returning: Output(
+                    status: process.terminationStatus,
+                    stdout: String(decoding: outData, as: UTF8.self),
+                    stderr: String(decoding: errData.data, as: UTF8.self)
+                ))
+            }
+        }
     }
 
     /// A long-running process whose standard output is read line by line; terminated on `stop()`.
@@ -77,11 +93,17 @@ public enum Executables {
             try process.run()
         }
 
+        /// Terminates the process (SIGTERM) without waiting on the caller's thread.
         public func stop() {
             if process.isRunning { process.terminate() }
-            process.waitUntilExit()
         }
 
         deinit { stop() }
     }
+}
+
+/// Written by one thread before `DispatchGroup.leave()`, read by another after `wait()`: the group
+/// orders the two, which the compiler cannot see.
+private final class DataBox: @unchecked Sendable {
+    var data = Data()
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Histogram
+import NIOCore
 import Logging
 import Tether
 import TetherAgent
