@@ -82,6 +82,7 @@ let package = Package(
             dependencies: [
                 "TetherCore", "TetherGizwitsLAN", "TetherAgent",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TetherTestSupport"
@@ -98,7 +99,10 @@ let package = Package(
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "TetherAgentTests", dependencies: ["TetherAgent", "TetherTestSupport"]),
+        .testTarget(
+            name: "TetherAgentTests",
+            dependencies: ["TetherAgent", "TetherTestSupport", .product(name: "NIOCore", package: "swift-nio")]
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [

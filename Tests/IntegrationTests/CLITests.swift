@@ -84,6 +84,29 @@ struct CLITests {
         #expect(refused.stderr.contains("readOnlyDataPoint") && refused.stderr.contains("Humidity"))
     }
 
+    @Test("--count 3 puts devices on consecutive loopback addresses with the same ports")
+    func countAddresses() async throws {
+        let agent = try Executables.Background(Executables.path("tether-agent"), [
+            "simulate", "--product", Self.product, "--bind", "127.0.0.1", "--udp-port", "0", "--tcp-port", "0",
+            "--count", "3", "--json", "--seed", "12", "--interval", "0", "--announce", "none",
+        ])
+        defer { agent.stop() }
+        var devices: [JSONValue] = []
+        for await line in agent.lines {
+            devices.append(try JSONValue.parse(line))
+            if devices.count == 3 { break }
+        }
+        #expect(devices.map { $0["host"] } == ["127.0.0.1", "127.0.0.2", "127.0.0.3"])
+        #expect(Set(devices.map { $0["did"] }).count == 3)
+        // With --udp-port 0 each device has its own system-chosen port; discovery asks each address.
+        let arguments = ["lan", "discover", "--timeout", "1", "--json"]
+        for device in devices {
+            guard let host = device["host"]?.stringValue, case .int(let port)? = device["udpPort"] else { continue }
+            let found = try json(try await Executables.run(Executables.path("tether"), arguments + ["--broadcast", host, "--port", "\(port)"]))
+            #expect(found.arrayValue?.first?["did"] == device["did"] && found.arrayValue?.first?["host"] == .string(host))
+        }
+    }
+
     @Test("tether demo discovers, writes to and watches its built-in virtual device")
     func demo() async throws {
         let output = try await tether("demo", "--seconds", "1.5")
