@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "TetherCore", targets: ["TetherCore"]),
         .library(name: "TetherGizwitsLAN", targets: ["TetherGizwitsLAN"]),
         .library(name: "TetherAgent", targets: ["TetherAgent"]),
+        .library(name: "TetherMQTT", targets: ["TetherMQTT"]),
         .executable(name: "tether", targets: ["tether"]),
         .executable(name: "tether-agent", targets: ["tether-agent"]),
     ],
@@ -31,6 +32,14 @@ let package = Package(
             name: "TetherGizwitsLAN",
             dependencies: [
                 "TetherCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "TetherMQTT",
+            dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -80,7 +89,7 @@ let package = Package(
         .target(
             name: "TetherTestSupport",
             dependencies: [
-                "TetherCore", "TetherGizwitsLAN", "TetherAgent",
+                "TetherCore", "TetherGizwitsLAN", "TetherAgent", "TetherMQTT",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -94,6 +103,15 @@ let package = Package(
             name: "TetherGizwitsLANTests",
             dependencies: [
                 "TetherGizwitsLAN",
+                "TetherTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "TetherMQTTTests",
+            dependencies: [
+                "TetherMQTT",
                 "TetherTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),

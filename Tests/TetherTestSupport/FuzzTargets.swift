@@ -1,6 +1,7 @@
 import NIOCore
 import TetherCore
 import TetherGizwitsLAN
+import TetherMQTT
 
 /// Fuzz targets: each takes arbitrary bytes and returns a description of a broken invariant, or
 /// nil. A crash, a hang or a non-nil result is a bug. Used by the bounded fuzz runs in the tests
@@ -66,6 +67,51 @@ public enum FuzzTargets {
         return nil
     }
 
+    /// The MQTT packet reader, for both versions and a server's first packet.
+    public static func mqtt(_ bytes: [UInt8]) -> String? {
+        for version in [MQTTVersion?.none, .v311, .v5] {
+            var buffer = ByteBuffer(bytes: bytes)
+            while true {
+                let before = buffer.readerIndex
+                let packet: MQTTPacket?
+                do {
+                    packet = try MQTTPacket.read(from: &buffer, version: version, maximumPacketSize: 4096)
+                } catch {
+                    break
+                }
+                guard let packet else {
+                    if buffer.readerIndex != before { return "nil result moved the reader index" }
+                    break
+                }
+                if buffer.readerIndex <= before { return "a packet was returned without consuming bytes" }
+                // What was read must be written and read again unchanged.
+                let writeVersion: MQTTVersion
+                if case .connect(let connect) = packet { writeVersion = connect.version } else { writeVersion = version ?? .v311 }
+                guard var again = try? packet.bytes(version: writeVersion) else { return "\(packet.name) read but could not be written" }
+                let rereadVersion: MQTTVersion? = if case .connect = packet { nil } else { writeVersion }
+                guard let reread = try? MQTTPacket.read(from: &again, version: rereadVersion) else { return "\(packet.name) re-encoding did not read" }
+                if reread != packet { return "\(packet.name) changed on a round trip" }
+                if version == nil { break }
+            }
+        }
+        return nil
+    }
+
+    /// Valid MQTT packets to mutate.
+    public static let mqttSeeds: [[UInt8]] = {
+        let packets: [(MQTTPacket, MQTTVersion)] = [
+            (.connect(MQTTConnect(version: .v311, clientID: "c", username: "u", password: [1], will: MQTTWill(topic: "w", payload: ByteBuffer(string: "x"), qos: .atLeastOnce))), .v311),
+            (.connect(MQTTConnect(version: .v5, clientID: "c", properties: [.sessionExpiryInterval(9), .userProperty("a", "b")])), .v5),
+            (.publish(MQTTPublish(topic: "a/b", payload: ByteBuffer(string: "hi"), qos: .exactlyOnce, packetID: 3, properties: [.topicAlias(1), .correlationData([1])])), .v5),
+            (.subscribe(MQTTSubscribe(packetID: 1, subscriptions: [MQTTTopicSubscription(filter: "$share/g/a/#", qos: .atLeastOnce)], properties: [.subscriptionIdentifier(4)])), .v5),
+            (.suback(MQTTSubAck(packetID: 1, reasonCodes: [.grantedQoS1])), .v311),
+            (.puback(MQTTAck(packetID: 2, reasonCode: .noMatchingSubscribers, properties: [.reasonString("r")])), .v5),
+            (.disconnect(MQTTReasonPacket(reasonCode: .serverMoved, properties: [.serverReference("s")])), .v5),
+            (.unsubscribe(MQTTUnsubscribe(packetID: 5, filters: ["a/+"])), .v311),
+        ]
+        return packets.map { Array(try! $0.0.bytes(version: $0.1).readableBytesView) }
+    }()
+
     /// Valid frames to mutate, so that fuzzing reaches past the header checks.
     public static let seeds: [[UInt8]] = {
         var seeds: [[UInt8]] = []
@@ -88,7 +134,7 @@ public enum FuzzTargets {
 
     /// Runs `iterations` inputs from a seeded generator: random bytes, and seeds with random
     /// bytes flipped, inserted, removed or truncated. Returns the first failing input.
-    public static func run(iterations: Int, seed: UInt64, target: ([UInt8]) -> String?) -> (input: [UInt8], problem: String)? {
+    public static func run(iterations: Int, seed: UInt64, seeds: [[UInt8]] = seeds, target: ([UInt8]) -> String?) -> (input: [UInt8], problem: String)? {
         var random = SplitMix64(seed: seed)
         for iteration in 0..<iterations {
             var input: [UInt8]

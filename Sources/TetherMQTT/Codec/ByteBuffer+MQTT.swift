@@ -1,0 +1,95 @@
+import NIOCore
+
+enum MQTTVarintRead: Equatable {
+    case value(Int, byteCount: Int)
+    case needMoreBytes
+}
+
+extension ByteBuffer {
+    /// The MQTT Variable Byte Integer (7 bits a byte, least significant first), 1 to 4 bytes.
+    @discardableResult
+    mutating func mqttWriteVarint(_ value: Int) -> Int {
+        precondition(value >= 0 && value <= 268_435_455, "MQTT variable byte integer out of range")
+        var remaining = value
+        var written = 0
+        repeat {
+            var byte = UInt8(remaining & 0x7F)
+            remaining >>= 7
+            if remaining > 0 { byte |= 0x80 }
+            writeInteger(byte)
+            written += 1
+        } while remaining > 0
+        return written
+    }
+
+    static func mqttVarintSize(_ value: Int) -> Int {
+        value < 128 ? 1 : value < 16_384 ? 2 : value < 2_097_152 ? 3 : 4
+    }
+
+    func mqttGetVarint(at index: Int) throws(MQTTError) -> MQTTVarintRead {
+        var value = 0
+        for position in 0..<4 {
+            guard let byte = getInteger(at: index + position, as: UInt8.self) else { return .needMoreBytes }
+            value |= Int(byte & 0x7F) << (7 * position)
+            if byte & 0x80 == 0 { return .value(value, byteCount: position + 1) }
+        }
+        throw .malformed("variable byte integer longer than 4 bytes")
+    }
+
+    /// Reads a variable byte integer that must be complete (inside a packet whose length is known).
+    mutating func mqttReadVarint() throws(MQTTError) -> Int {
+        guard case .value(let value, let count) = try mqttGetVarint(at: readerIndex) else {
+            throw .malformed("truncated variable byte integer")
+        }
+        moveReaderIndex(forwardBy: count)
+        return value
+    }
+
+    mutating func mqttReadByte(_ field: String) throws(MQTTError) -> UInt8 {
+        guard let value = readInteger(as: UInt8.self) else { throw .malformed("truncated \(field)") }
+        return value
+    }
+
+    mutating func mqttReadUInt16(_ field: String) throws(MQTTError) -> UInt16 {
+        guard let value = readInteger(as: UInt16.self) else { throw .malformed("truncated \(field)") }
+        return value
+    }
+
+    mutating func mqttReadUInt32(_ field: String) throws(MQTTError) -> UInt32 {
+        guard let value = readInteger(as: UInt32.self) else { throw .malformed("truncated \(field)") }
+        return value
+    }
+
+    /// Binary Data: u16 length, bytes.
+    mutating func mqttReadBinary(_ field: String) throws(MQTTError) -> [UInt8] {
+        let length = try mqttReadUInt16(field)
+        guard let bytes = readBytes(length: Int(length)) else { throw .malformed("truncated \(field)") }
+        return bytes
+    }
+
+    /// UTF-8 Encoded String: u16 length, well-formed UTF-8 without U+0000 (MQTT §1.5.4).
+    mutating func mqttReadString(_ field: String) throws(MQTTError) -> String {
+        let bytes = try mqttReadBinary(field)
+        return try Self.mqttValidatedString(bytes, field: field)
+    }
+
+    static func mqttValidatedString(_ bytes: [UInt8], field: String) throws(MQTTError) -> String {
+        guard let string = String(validating: bytes, as: UTF8.self) else {
+            throw .malformed("\(field) is not well-formed UTF-8")
+        }
+        guard !bytes.contains(0) else { throw .malformed("\(field) contains U+0000") }
+        return string
+    }
+
+    mutating func mqttWriteString(_ string: String, _ field: String) throws(MQTTError) {
+        try mqttWriteBinary(string.utf8, field)
+    }
+
+    mutating func mqttWriteBinary(_ bytes: some Collection<UInt8>, _ field: String) throws(MQTTError) {
+        guard bytes.count <= Int(UInt16.max) else {
+            throw MQTTError(.invalidArgument, "\(field) is \(bytes.count) bytes; MQTT allows at most 65,535")
+        }
+        writeInteger(UInt16(bytes.count))
+        writeBytes(bytes)
+    }
+}
