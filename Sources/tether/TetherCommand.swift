@@ -5,7 +5,7 @@ struct TetherCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tether",
         abstract: "Drive Tether devices from a terminal.",
-        subcommands: [Demo.self, LAN.self]
+        subcommands: [Demo.self, LAN.self, MQTT.self]
     )
 }
 

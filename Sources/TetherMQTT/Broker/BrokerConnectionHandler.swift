@@ -1,0 +1,377 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import TetherCore
+
+/// The broker side of one client connection. Lives on the connection's event loop; protocol
+/// rules are enforced here, shared state is reached through ``BrokerCore``.
+final class BrokerConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = MQTTPacket
+    typealias OutboundOut = ByteBuffer
+
+    private enum Phase {
+        case awaitingConnect
+        case authenticating(MQTTConnect, pending: [MQTTPacket])
+        case connected
+        case closed
+    }
+
+    private let core: BrokerCore
+    private let isSecure: Bool
+    private var context: ChannelHandlerContext?
+    private var phase = Phase.awaitingConnect
+    private var version = MQTTVersion.v311
+    private var session: BrokerSession?
+    private var principal: MQTTPrincipal?
+    private var reference: BrokerConnectionReference?
+    private var will: MQTTWill?
+    private var topicAliases: [UInt16: String] = [:]
+    private var flushScheduled = false
+    private var connectTimeout: Scheduled<Void>?
+    private var closeReason = MQTTBrokerEvent.DisconnectReason.connectionLost
+    private var remoteAddress = "unknown"
+
+    init(core: BrokerCore, isSecure: Bool) {
+        self.core = core
+        self.isSecure = isSecure
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        reference = BrokerConnectionReference(eventLoop: context.eventLoop, handler: NIOLoopBound(self, eventLoop: context.eventLoop), id: ObjectIdentifier(self))
+        if let address = context.channel.remoteAddress { remoteAddress = "\(address.ipAddress ?? "?"):\(address.port ?? 0)" }
+        let timeout = core.configuration.connectTimeout
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        connectTimeout = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            if case .awaitingConnect = bound.value.phase { bound.value.close(reason: nil) }
+        }
+        core.state.withLockedValue { $0.connections += 1 }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    // MARK: Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let packet = unwrapInboundIn(data)
+        switch phase {
+        case .awaitingConnect:
+            guard case .connect(let connect) = packet else { return close(reason: nil) }
+            beginConnect(connect)
+        case .authenticating(let connect, var pending):
+            // Clients may send before CONNACK arrives; hold their packets until it is decided.
+            if case .connect = packet { return protocolViolation("a second CONNECT") }
+            pending.append(packet)
+            phase = .authenticating(connect, pending: pending)
+        case .connected:
+            handle(packet)
+        case .closed:
+            return
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flushIfNeeded()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let error = error as? MQTTError else {
+            close(reason: nil)
+            return
+        }
+        core.logger.debug("closing a client that broke the protocol", metadata: ["mqtt.client": "\(remoteAddress)", "mqtt.error": "\(error)"])
+        closeReason = .protocolError
+        if case .awaitingConnect = phase, error.code == .unsupportedProtocolVersion {
+            // MQTT 3.1.1 §3.1.2.2: answer an unknown level with return code 1, then close.
+            write([.connack(MQTTConnAck(reasonCode: .unsupportedProtocolVersion))])
+            return close(reason: nil)
+        }
+        close(reason: error.reasonCode ?? .malformedPacket)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
+            closeReason = .keepAliveTimeout
+            return close(reason: .keepAliveTimeout)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        connectTimeout?.cancel()
+        let wasConnected: Bool
+        if case .connected = phase { wasConnected = true } else { wasConnected = false }
+        phase = .closed
+        core.state.withLockedValue { $0.connections -= 1 }
+        if wasConnected, let session, let reference {
+            let willToSend = closeReason == .normal ? nil : will
+            core.connectionClosed(session: session, connection: reference, will: willToSend, eventLoop: context.eventLoop)
+            core.events.yield(.clientDisconnected(clientID: session.clientID, reason: closeReason))
+        }
+        context.fireChannelInactive()
+    }
+
+    // MARK: CONNECT
+
+    private func beginConnect(_ connect: MQTTConnect) {
+        version = connect.version
+        phase = .authenticating(connect, pending: [])
+        let request = MQTTConnectRequest(
+            clientID: connect.clientID, username: connect.username, password: connect.password,
+            version: connect.version, keepAlive: connect.keepAlive, remoteAddress: remoteAddress, isSecure: isSecure
+        )
+        let hooks = core.hooks
+        let bound = NIOLoopBound(self, eventLoop: context!.eventLoop)
+        let eventLoop = context!.eventLoop
+        Task {
+            let result = await hooks.authenticate(request)
+            eventLoop.execute { bound.value.completeConnect(result) }
+        }
+    }
+
+    private func completeConnect(_ result: MQTTAuthentication) {
+        guard case .authenticating(let connect, let pending) = phase, let context else { return }
+        connectTimeout?.cancel()
+        var principal: MQTTPrincipal
+        switch result {
+        case .refused(let code):
+            write([.connack(MQTTConnAck(reasonCode: code))])
+            closeReason = .closedByBroker
+            return close(reason: nil)
+        case .accepted(let accepted):
+            principal = accepted
+        }
+        var clientID = connect.clientID
+        var assigned: String?
+        if clientID.isEmpty {
+            guard core.configuration.allowEmptyClientID, connect.version == .v5 || connect.cleanStart else {
+                write([.connack(MQTTConnAck(reasonCode: .clientIdentifierNotValid))])
+                return close(reason: nil)
+            }
+            clientID = "auto-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            assigned = clientID
+        }
+        principal.clientID = clientID
+        self.principal = principal
+        if let will = connect.will {
+            guard core.hooks.authorizePublish(principal, topic: will.topic) || connect.version != .v5 else {
+                write([.connack(MQTTConnAck(reasonCode: .notAuthorized))])
+                return close(reason: nil)
+            }
+            self.will = will
+        }
+        if connect.keepAlive > 0 {
+            let timeout = TimeAmount.nanoseconds(Int64(Double(connect.keepAlive) * core.configuration.keepAliveFactor * 1e9))
+            try? context.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: timeout), position: .first)
+        }
+        let opened = core.openSession(connect: connect, clientID: clientID, principal: principal, connection: reference!)
+        session = opened.session
+        opened.replaced?.close(reason: .sessionTakenOver)
+        phase = .connected
+        write([.connack(MQTTConnAck(sessionPresent: opened.sessionPresent, reasonCode: .success, properties: connackProperties(assigned: assigned)))])
+        core.events.yield(.clientConnected(principal, remoteAddress: remoteAddress, sessionPresent: opened.sessionPresent))
+        let serverSide = core.hooks.serverSideSubscriptions(for: principal)
+        if !serverSide.isEmpty {
+            let (_, retained) = core.subscribe(opened.session, serverSide, identifier: nil)
+            enqueue(retained)
+        }
+        write(core.resume(opened.session))
+        for packet in pending {
+            guard case .connected = phase else { break }
+            handle(packet)
+        }
+        flushIfNeeded()
+    }
+
+    private func connackProperties(assigned: String?) -> MQTTProperties {
+        guard version == .v5 else { return [] }
+        let configuration = core.configuration
+        var properties: MQTTProperties = [
+            .receiveMaximum(configuration.receiveMaximum),
+            .maximumPacketSize(UInt32(clamping: configuration.maximumPacketSize)),
+            .topicAliasMaximum(configuration.topicAliasMaximum),
+        ]
+        if configuration.maximumQoS != .exactlyOnce { properties.list.append(.maximumQoS(configuration.maximumQoS.rawValue)) }
+        if !configuration.retainAvailable { properties.list.append(.retainAvailable(0)) }
+        if let assigned { properties.list.append(.assignedClientIdentifier(assigned)) }
+        return properties
+    }
+
+    // MARK: Packets of a connected client
+
+    private func handle(_ packet: MQTTPacket) {
+        guard let session else { return }
+        switch packet {
+        case .publish(let publish):
+            handlePublish(publish, session: session)
+        case .puback(let ack):
+            acknowledge(ack.packetID, completing: .awaitingPubAck, session: session)
+        case .pubrec(let ack):
+            let found = session.lock.withLock { () -> Bool in
+                guard session.inflight[ack.packetID]?.stage == .awaitingPubRec else { return false }
+                if ack.reasonCode.isFailure {
+                    session.removeInflight(ack.packetID)
+                } else {
+                    session.inflight[ack.packetID]?.stage = .awaitingPubComp
+                }
+                return true
+            }
+            if ack.reasonCode.isFailure { write(session.lock.withLock { session.drainQueue(now: .now()) }); return }
+            write([.pubrel(MQTTAck(packetID: ack.packetID, reasonCode: found ? .success : .packetIdentifierNotFound))])
+        case .pubcomp(let ack):
+            acknowledge(ack.packetID, completing: .awaitingPubComp, session: session)
+        case .pubrel(let ack):
+            let known = session.lock.withLock { session.inboundQoS2.remove(ack.packetID) != nil }
+            write([.pubcomp(MQTTAck(packetID: ack.packetID, reasonCode: known || version != .v5 ? .success : .packetIdentifierNotFound))])
+        case .subscribe(let subscribe):
+            let (codes, retained) = core.subscribe(session, subscribe.subscriptions, identifier: subscribe.properties.subscriptionIdentifiers.first)
+            write([.suback(MQTTSubAck(packetID: subscribe.packetID, reasonCodes: codes))])
+            enqueue(retained)
+        case .unsubscribe(let unsubscribe):
+            let codes = core.unsubscribe(session, unsubscribe.filters)
+            write([.unsuback(MQTTSubAck(packetID: unsubscribe.packetID, reasonCodes: version == .v5 ? codes : []))])
+        case .pingreq:
+            write([.pingresp])
+        case .disconnect(let disconnect):
+            if version == .v5, let expiry = disconnect.properties.sessionExpiryInterval {
+                let wasZero = session.lock.withLock { session.expiryInterval == 0 }
+                if wasZero, expiry != 0 { return protocolViolation("session expiry set on DISCONNECT after CONNECT had 0") }
+                session.lock.withLock {
+                    session.expiryInterval = min(expiry, core.configuration.maximumSessionExpiry)
+                    session.endsWithConnection = expiry == 0
+                }
+            }
+            closeReason = .normal
+            if disconnect.reasonCode == .disconnectWithWillMessage { closeReason = .connectionLost }
+            close(reason: nil)
+        case .connect:
+            protocolViolation("a second CONNECT")
+        case .auth:
+            protocolViolation("enhanced authentication is not supported")
+        case .connack, .suback, .unsuback, .pingresp:
+            protocolViolation("a \(packet.name) from a client")
+        }
+    }
+
+    private func handlePublish(_ publish: MQTTPublish, session: BrokerSession) {
+        var topic = publish.topic
+        if version == .v5, let alias = publish.properties.topicAlias {
+            guard alias <= core.configuration.topicAliasMaximum else {
+                return close(reason: .topicAliasInvalid, because: .protocolError)
+            }
+            if topic.isEmpty {
+                guard let known = topicAliases[alias] else { return close(reason: .protocolError, because: .protocolError) }
+                topic = known
+            } else {
+                topicAliases[alias] = topic
+            }
+        }
+        if publish.qos > core.configuration.maximumQoS { return close(reason: .qosNotSupported, because: .protocolError) }
+        if publish.retain, !core.configuration.retainAvailable { return close(reason: .retainNotSupported, because: .protocolError) }
+        let message = MQTTMessage(topic: topic, payload: publish.payload, qos: publish.qos, retain: publish.retain, properties: version == .v5 ? publish.properties : [])
+        guard let principal, core.hooks.authorizePublish(principal, topic: topic) else {
+            core.logger.debug("publication refused", metadata: ["mqtt.client": "\(session.clientID)", "mqtt.topic": "\(topic)"])
+            switch publish.qos {
+            case .atMostOnce: return
+            case .atLeastOnce: return write([.puback(MQTTAck(packetID: publish.packetID!, reasonCode: version == .v5 ? .notAuthorized : .success))])
+            case .exactlyOnce: return write([.pubrec(MQTTAck(packetID: publish.packetID!, reasonCode: version == .v5 ? .notAuthorized : .success))])
+            }
+        }
+        switch publish.qos {
+        case .atMostOnce:
+            core.publish(message, from: session)
+        case .atLeastOnce:
+            let delivered = core.publish(message, from: session)
+            write([.puback(MQTTAck(packetID: publish.packetID!, reasonCode: delivered == 0 && version == .v5 ? .noMatchingSubscribers : .success))])
+        case .exactlyOnce:
+            let id = publish.packetID!
+            let (isNew, overLimit) = session.lock.withLock { () -> (Bool, Bool) in
+                let isNew = session.inboundQoS2.insert(id).inserted
+                return (isNew, session.inboundQoS2.count > Int(core.configuration.receiveMaximum))
+            }
+            if overLimit { return close(reason: .receiveMaximumExceeded, because: .protocolError) }
+            // Delivered on first receipt only: a resent PUBLISH (DUP) with a known id is not routed again.
+            let delivered = isNew ? core.publish(message, from: session) : 1
+            write([.pubrec(MQTTAck(packetID: id, reasonCode: delivered == 0 && version == .v5 ? .noMatchingSubscribers : .success))])
+        }
+    }
+
+    private func acknowledge(_ id: UInt16, completing stage: InflightMessage.Stage, session: BrokerSession) {
+        let next = session.lock.withLock { () -> [MQTTPacket] in
+            guard session.inflight[id]?.stage == stage else { return [] }
+            session.removeInflight(id)
+            return session.drainQueue(now: .now())
+        }
+        write(next)
+    }
+
+    // MARK: Outbound
+
+    /// Queues messages for the session (retained messages after SUBACK) and sends what the
+    /// window allows.
+    private func enqueue(_ messages: [PendingMessage]) {
+        guard let session, !messages.isEmpty else { return }
+        let packets = session.lock.withLock { () -> [MQTTPacket] in
+            for message in messages { session.queue.append(message) }
+            return session.drainQueue(now: .now())
+        }
+        write(packets)
+    }
+
+    /// Encodes and writes packets; the flush happens once the event loop has run what is pending,
+    /// so that messages arriving together leave together.
+    func write(_ packets: [MQTTPacket]) {
+        guard let context, !packets.isEmpty else { return }
+        if case .closed = phase { return }
+        let limit = session?.lock.withLock { session?.maximumPacketSize } ?? nil
+        for packet in packets {
+            var buffer = context.channel.allocator.buffer(capacity: 64)
+            do {
+                try packet.write(to: &buffer, version: version)
+            } catch {
+                core.logger.debug("a packet could not be encoded", metadata: ["mqtt.error": "\(error)"])
+                continue
+            }
+            // MQTT 5 §3.1.2.11.4: a packet above the client's maximum is discarded, not sent.
+            if let limit, buffer.readableBytes > limit { continue }
+            context.write(wrapOutboundOut(buffer), promise: nil)
+        }
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.execute { bound.value.flushIfNeeded() }
+    }
+
+    private func flushIfNeeded() {
+        guard flushScheduled, let context else { return }
+        flushScheduled = false
+        context.flush()
+    }
+
+    private func protocolViolation(_ what: String) {
+        core.logger.debug("closing a client for a protocol error", metadata: ["mqtt.client": "\(remoteAddress)", "mqtt.error": "\(what)"])
+        close(reason: .protocolError, because: .protocolError)
+    }
+
+    private func close(reason: MQTTReasonCode, because cause: MQTTBrokerEvent.DisconnectReason) {
+        closeReason = cause
+        close(reason: reason)
+    }
+
+    /// Closes the connection; a v5 client is told why with DISCONNECT first.
+    func close(reason: MQTTReasonCode?) {
+        guard let context else { return }
+        if case .closed = phase { return }
+        if reason == .sessionTakenOver { closeReason = .takenOver }
+        if let reason, version == .v5, case .connected = phase {
+            write([.disconnect(MQTTReasonPacket(reasonCode: reason))])
+        }
+        flushIfNeeded()
+        context.close(promise: nil)
+    }
+}
+
+@available(*, unavailable)
+extension BrokerConnectionHandler: Sendable {}

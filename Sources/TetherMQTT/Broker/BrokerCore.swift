@@ -1,0 +1,346 @@
+import DequeModule
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import TetherCore
+
+/// What the broker shares between connections: sessions, the topic tree and retained messages,
+/// behind one lock that is held only for lookups and updates, never during I/O or callbacks.
+final class BrokerCore: Sendable {
+    let configuration: MQTTBrokerConfiguration
+    let hooks: any MQTTBrokerHooks
+    let persistence: any MQTTBrokerPersistence
+    let logger: Logger
+    let events = Broadcast<MQTTBrokerEvent>(bufferSize: 4096)
+
+    /// Only touched with `state`'s lock held, which is what makes it safe to share.
+    struct State: @unchecked Sendable {
+        var sessions: [String: BrokerSession] = [:]
+        var tree = TopicTree<SessionKey>()
+        var retained: [String: MQTTMessage] = [:]
+        var connections = 0
+        var internalSubscribers = 0
+    }
+
+    let state = NIOLockedValueBox(State())
+
+    init(configuration: MQTTBrokerConfiguration, hooks: any MQTTBrokerHooks, persistence: any MQTTBrokerPersistence, logger: Logger) {
+        self.configuration = configuration
+        self.hooks = hooks
+        self.persistence = persistence
+        self.logger = logger
+    }
+
+    // MARK: Sessions
+
+    struct OpenedSession {
+        let session: BrokerSession
+        let sessionPresent: Bool
+        /// A connection of the same client id, to be closed (session takeover).
+        let replaced: BrokerConnectionReference?
+    }
+
+    /// Attaches a connection to its session: a new one, or the existing one when the client asked
+    /// to resume it. A connection that already held the session is returned for takeover.
+    func openSession(connect: MQTTConnect, clientID: String, principal: MQTTPrincipal, connection: BrokerConnectionReference) -> OpenedSession {
+        let v5 = connect.version == .v5
+        let expiry: UInt32? = v5 ? min(connect.properties.sessionExpiryInterval ?? 0, configuration.maximumSessionExpiry) : (connect.cleanStart ? 0 : nil)
+        let endsWithConnection = expiry == 0
+        let inflightLimit = min(configuration.maximumInflightMessages, Int(connect.properties.receiveMaximum ?? UInt16.max))
+        var discarded: BrokerSession?
+        let (session, present, replaced) = state.withLockedValue { state -> (BrokerSession, Bool, BrokerConnectionReference?) in
+            if let existing = state.sessions[clientID] {
+                let previous = existing.lock.withLock { () -> BrokerConnectionReference? in
+                    defer { existing.connection = nil }
+                    return existing.connection
+                }
+                if !connect.cleanStart {
+                    existing.lock.withLock {
+                        existing.connection = connection
+                        existing.version = connect.version
+                        existing.principal = principal
+                        existing.expiryInterval = expiry
+                        existing.endsWithConnection = endsWithConnection
+                        existing.maximumInflight = inflightLimit
+                        existing.maximumPacketSize = connect.properties.maximumPacketSize.map(Int.init)
+                        existing.expiryTask?.cancel()
+                        existing.expiryTask = nil
+                        existing.pendingWill?.cancel()
+                        existing.pendingWill = nil
+                    }
+                    return (existing, true, previous)
+                }
+                Self.removeSubscriptions(of: existing, from: &state)
+                state.sessions[clientID] = nil
+                discarded = existing
+                let session = BrokerSession(clientID: clientID, version: connect.version, principal: principal, endsWithConnection: endsWithConnection, expiryInterval: expiry, maximumInflight: inflightLimit)
+                session.connection = connection
+                session.maximumPacketSize = connect.properties.maximumPacketSize.map(Int.init)
+                state.sessions[clientID] = session
+                return (session, false, previous)
+            }
+            let session = BrokerSession(clientID: clientID, version: connect.version, principal: principal, endsWithConnection: endsWithConnection, expiryInterval: expiry, maximumInflight: inflightLimit)
+            session.connection = connection
+            session.maximumPacketSize = connect.properties.maximumPacketSize.map(Int.init)
+            state.sessions[clientID] = session
+            return (session, false, nil)
+        }
+        if let discarded {
+            discarded.lock.withLock {
+                discarded.expiryTask?.cancel()
+                discarded.pendingWill?.cancel()
+            }
+            persistence.deleteSession(clientID: clientID)
+        }
+        if !endsWithConnection { persistence.saveSession(session.lock.withLock { session.stored() }) }
+        return OpenedSession(session: session, sessionPresent: present, replaced: replaced)
+    }
+
+    /// A connection ended. Detaches it from its session (unless another connection took it over),
+    /// ends or keeps the session, and publishes the will when there is one.
+    func connectionClosed(session: BrokerSession, connection: BrokerConnectionReference, will: MQTTWill?, eventLoop: any EventLoop) {
+        let (stillOwner, endsNow, expiry) = session.lock.withLock { () -> (Bool, Bool, UInt32?) in
+            guard connection.isSame(as: session.connection) else { return (false, false, nil) }
+            session.connection = nil
+            return (true, session.endsWithConnection, session.expiryInterval)
+        }
+        if let will { scheduleWill(will, of: session, expiry: stillOwner ? expiry : nil, eventLoop: eventLoop) }
+        guard stillOwner else { return }
+        if endsNow {
+            endSession(session)
+            return
+        }
+        persistence.saveSession(session.lock.withLock { session.stored() })
+        if let expiry, expiry < UInt32.max {
+            let task = eventLoop.scheduleTask(in: .seconds(Int64(expiry))) { [self] in
+                let offline = session.lock.withLock { session.connection == nil }
+                if offline { endSession(session) }
+            }
+            session.lock.withLock { session.expiryTask = task }
+        }
+    }
+
+    private func scheduleWill(_ will: MQTTWill, of session: BrokerSession, expiry: UInt32?, eventLoop: any EventLoop) {
+        let delay = min(will.properties.willDelayInterval ?? 0, expiry ?? 0)
+        let message = MQTTMessage(topic: will.topic, payload: will.payload, qos: will.qos, retain: will.retain, properties: will.properties.filteringWillDelay())
+        let principal = session.lock.withLock { session.principal }
+        guard hooks.authorizePublish(principal, topic: will.topic) else { return }
+        guard delay > 0 else {
+            publish(message, from: nil)
+            return
+        }
+        // Sent after the delay unless the client comes back first (its session then cancels it).
+        let task = eventLoop.scheduleTask(in: .seconds(Int64(delay))) { [self] in
+            let stillAway = session.lock.withLock { session.connection == nil }
+            if stillAway { publish(message, from: nil) }
+        }
+        session.lock.withLock { session.pendingWill = task }
+    }
+
+    func endSession(_ session: BrokerSession) {
+        let removed = state.withLockedValue { state -> Bool in
+            guard state.sessions[session.clientID] === session else { return false }
+            Self.removeSubscriptions(of: session, from: &state)
+            state.sessions[session.clientID] = nil
+            return true
+        }
+        session.lock.withLock {
+            session.expiryTask?.cancel()
+            session.queue.removeAll()
+            session.inflight.removeAll()
+            session.inflightOrder.removeAll()
+        }
+        if removed { persistence.deleteSession(clientID: session.clientID) }
+    }
+
+    private static func removeSubscriptions(of session: BrokerSession, from state: inout State) {
+        let filters = session.lock.withLock { Array(session.subscriptions.keys) }
+        for filter in filters { state.tree.remove(SessionKey(session: session), filter: filter) }
+    }
+
+    /// Restores stored sessions and retained messages (at start-up).
+    func restore(sessions: [MQTTStoredSession], retained: [MQTTMessage]) {
+        state.withLockedValue { state in
+            for message in retained { state.retained[message.topic] = message }
+            for stored in sessions {
+                let session = BrokerSession(
+                    clientID: stored.clientID, version: stored.version, principal: MQTTPrincipal(clientID: stored.clientID),
+                    endsWithConnection: false, expiryInterval: stored.expiryInterval, maximumInflight: configuration.maximumInflightMessages
+                )
+                for subscription in stored.subscriptions {
+                    let identifier = stored.subscriptionIdentifiers[subscription.filter]
+                    session.subscriptions[subscription.filter] = (subscription, identifier)
+                    state.tree.insert(SessionKey(session: session), options: subscription, identifier: identifier)
+                }
+                for message in stored.pendingMessages { session.queue.append(PendingMessage(message: message, deadline: nil, subscriptionIdentifiers: [])) }
+                state.sessions[stored.clientID] = session
+            }
+        }
+    }
+
+    // MARK: Subscriptions
+
+    /// Adds subscriptions for a session; returns a reason code per filter and the retained
+    /// messages to send.
+    func subscribe(_ session: BrokerSession, _ subscriptions: [MQTTTopicSubscription], identifier: Int?) -> (codes: [MQTTReasonCode], retained: [PendingMessage]) {
+        let principal = session.lock.withLock { session.principal }
+        var codes: [MQTTReasonCode] = []
+        var retained: [PendingMessage] = []
+        var changed = false
+        for var subscription in subscriptions {
+            guard hooks.authorizeSubscribe(principal, filter: subscription.filter) else {
+                codes.append(session.lock.withLock { session.version } == .v5 ? .notAuthorized : .unspecifiedError)
+                continue
+            }
+            subscription.qos = min(subscription.qos, configuration.maximumQoS)
+            let shared = MQTTTopic.sharedSubscription(subscription.filter) != nil
+            let isNew = state.withLockedValue { state -> Bool in
+                state.tree.insert(SessionKey(session: session), options: subscription, identifier: identifier)
+            }
+            let existed = session.lock.withLock { session.subscriptions.updateValue((subscription, identifier), forKey: subscription.filter) != nil }
+            changed = true
+            codes.append(MQTTReasonCode(rawValue: subscription.qos.rawValue))
+            let sendRetained = !shared && (subscription.retainHandling == .sendOnSubscribe || (subscription.retainHandling == .sendOnNewSubscribe && !existed && isNew))
+            if sendRetained {
+                let matching = state.withLockedValue { state in
+                    state.retained.values.filter { MQTTTopic.matches(filter: subscription.filter, topic: $0.topic) }
+                }
+                for var message in matching.sorted(by: { $0.topic < $1.topic }) {
+                    message.qos = min(message.qos, subscription.qos)
+                    message.retain = true
+                    retained.append(PendingMessage(message: message, deadline: nil, subscriptionIdentifiers: identifier.map { [$0] } ?? []))
+                }
+            }
+        }
+        if changed { saveIfPersistent(session) }
+        return (codes, retained)
+    }
+
+    func unsubscribe(_ session: BrokerSession, _ filters: [String]) -> [MQTTReasonCode] {
+        var codes: [MQTTReasonCode] = []
+        for filter in filters {
+            let existed = session.lock.withLock { session.subscriptions.removeValue(forKey: filter) != nil }
+            state.withLockedValue { state in _ = state.tree.remove(SessionKey(session: session), filter: filter) }
+            codes.append(existed ? .success : .noSubscriptionExisted)
+        }
+        saveIfPersistent(session)
+        return codes
+    }
+
+    private func saveIfPersistent(_ session: BrokerSession) {
+        let snapshot = session.lock.withLock { session.endsWithConnection ? nil : session.stored() }
+        if let snapshot { persistence.saveSession(snapshot) }
+    }
+
+    // MARK: Routing
+
+    /// Stores or clears a retained message.
+    func retain(_ message: MQTTMessage) {
+        let stored: MQTTMessage? = message.payload.readableBytes == 0 ? nil : message
+        state.withLockedValue { state in state.retained[message.topic] = stored }
+        persistence.saveRetained(topic: message.topic, message: stored)
+    }
+
+    /// Delivers a message to every matching subscription; returns how many sessions got it.
+    /// `publisher` is the sending session, for v5 No Local.
+    @discardableResult
+    func publish(_ message: MQTTMessage, from publisher: BrokerSession?) -> Int {
+        if message.retain { retain(message) }
+        let matches = state.withLockedValue { state in state.tree.matches(message.topic) }
+        guard !matches.isEmpty else { return 0 }
+        let now = NIODeadline.now()
+        let deadline = message.properties.messageExpiryInterval.map { now + .seconds(Int64($0)) }
+        if matches.count == 1 {
+            let match = matches[0]
+            if match.options.noLocal, match.subscriber.session === publisher { return 0 }
+            deliver(message, to: match.subscriber.session, qos: min(message.qos, match.options.qos), retainAsPublished: match.options.retainAsPublished, identifiers: match.identifier.map { [$0] } ?? [], deadline: deadline, now: now)
+            return 1
+        }
+        // A session with several matching subscriptions gets the message once, at the highest QoS.
+        var merged: [ObjectIdentifier: (BrokerSession, MQTTQoS, Bool, [Int])] = [:]
+        var order: [ObjectIdentifier] = []
+        for match in matches {
+            let session = match.subscriber.session
+            if match.options.noLocal, session === publisher { continue }
+            let key = ObjectIdentifier(session)
+            let qos = min(message.qos, match.options.qos)
+            if var existing = merged[key] {
+                existing.1 = max(existing.1, qos)
+                existing.2 = existing.2 || match.options.retainAsPublished
+                if let identifier = match.identifier { existing.3.append(identifier) }
+                merged[key] = existing
+            } else {
+                merged[key] = (session, qos, match.options.retainAsPublished, match.identifier.map { [$0] } ?? [])
+                order.append(key)
+            }
+        }
+        for key in order {
+            let (session, qos, retainAsPublished, identifiers) = merged[key]!
+            deliver(message, to: session, qos: qos, retainAsPublished: retainAsPublished, identifiers: identifiers, deadline: deadline, now: now)
+        }
+        return order.count
+    }
+
+    private func deliver(_ message: MQTTMessage, to session: BrokerSession, qos: MQTTQoS, retainAsPublished: Bool, identifiers: [Int], deadline: NIODeadline?, now: NIODeadline) {
+        var outgoing = message
+        outgoing.qos = qos
+        outgoing.retain = retainAsPublished && message.retain
+        if let sink = session.sink {
+            sink(outgoing)
+            return
+        }
+        let pending = PendingMessage(message: outgoing, deadline: deadline, subscriptionIdentifiers: identifiers)
+        var packets: [MQTTPacket] = []
+        var snapshot: MQTTStoredSession?
+        let connection = session.lock.withLock { () -> BrokerConnectionReference? in
+            guard let connection = session.connection else {
+                guard !session.endsWithConnection, qos != .atMostOnce || configuration.queueQoS0Messages else { return nil }
+                session.queue.append(pending)
+                if session.queue.count > configuration.maximumQueuedMessages { session.queue.removeFirst() }
+                snapshot = session.stored()
+                return nil
+            }
+            session.queue.append(pending)
+            if session.queue.count > configuration.maximumQueuedMessages { session.queue.removeFirst() }
+            packets = session.drainQueue(now: now)
+            return connection
+        }
+        if let snapshot { persistence.saveSession(snapshot) }
+        connection?.send(packets)
+    }
+
+    /// Resends what a resumed session left unacknowledged, then what waited in its queue.
+    func resume(_ session: BrokerSession) -> [MQTTPacket] {
+        let now = NIODeadline.now()
+        return session.lock.withLock { session.redeliveries(now: now) + session.drainQueue(now: now) }
+    }
+
+    // MARK: Internal subscribers
+
+    /// An in-process subscriber that gets every message matching `filter` at QoS 0 semantics.
+    func addInternalSubscriber(filter: String, sink: @escaping @Sendable (MQTTMessage) -> Void) -> BrokerSession {
+        let session = state.withLockedValue { state -> BrokerSession in
+            state.internalSubscribers += 1
+            let session = BrokerSession(
+                clientID: "$internal/\(state.internalSubscribers)", version: .v5, principal: MQTTPrincipal(clientID: "$internal"),
+                endsWithConnection: true, expiryInterval: 0, maximumInflight: 0, sink: sink
+            )
+            let options = MQTTTopicSubscription(filter: filter, qos: .exactlyOnce, retainAsPublished: true)
+            state.tree.insert(SessionKey(session: session), options: options)
+            session.subscriptions[filter] = (options, nil)
+            return session
+        }
+        return session
+    }
+
+    func removeInternalSubscriber(_ session: BrokerSession) {
+        state.withLockedValue { state in Self.removeSubscriptions(of: session, from: &state) }
+    }
+}
+
+extension MQTTProperties {
+    /// A will's properties as they go out on its message: without the will delay.
+    func filteringWillDelay() -> MQTTProperties {
+        MQTTProperties(list.filter { if case .willDelayInterval = $0 { false } else { true } })
+    }
+}

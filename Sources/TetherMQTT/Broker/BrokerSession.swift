@@ -1,0 +1,148 @@
+import DequeModule
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// A message waiting in a session: not yet sent (queued) or sent and not yet acknowledged.
+struct PendingMessage {
+    var message: MQTTMessage
+    /// When a v5 message expiry runs out, if it has one.
+    var deadline: NIODeadline?
+    var subscriptionIdentifiers: [Int]
+}
+
+/// A session's outbound QoS 1/2 message awaiting its acknowledgement.
+struct InflightMessage {
+    enum Stage { case awaitingPubAck, awaitingPubRec, awaitingPubComp }
+    var pending: PendingMessage
+    var stage: Stage
+}
+
+/// One client's session: its subscriptions, its queue and in-flight window, and its connection
+/// while it has one. Its mutable state is guarded by `lock`; the broker's own lock is never
+/// taken while holding it.
+final class BrokerSession: @unchecked Sendable {
+    let clientID: String
+    let lock = NIOLock()
+
+    // Guarded by `lock`:
+    var version: MQTTVersion
+    var principal: MQTTPrincipal
+    var connection: BrokerConnectionReference?
+    /// Full filters (with `$share/…`) → options and identifier.
+    var subscriptions: [String: (options: MQTTTopicSubscription, identifier: Int?)] = [:]
+    var queue = Deque<PendingMessage>()
+    var inflight: [UInt16: InflightMessage] = [:]
+    var inflightOrder = Deque<UInt16>()
+    var nextPacketID: UInt16 = 1
+    /// QoS 2 packet identifiers received and not yet released (exactly-once delivery).
+    var inboundQoS2: Set<UInt16> = []
+    /// Seconds the session outlives its connection; nil: no limit (a 3.1.1 persistent session).
+    var expiryInterval: UInt32?
+    /// Ends with its connection (clean session, or v5 expiry 0).
+    var endsWithConnection: Bool
+    var expiryTask: Scheduled<Void>?
+    var pendingWill: Scheduled<Void>?
+    /// The in-flight window towards the client (v5 Receive Maximum, bounded by configuration).
+    var maximumInflight: Int
+    /// Packet size limit the client asked for (v5).
+    var maximumPacketSize: Int?
+    /// Internal subscribers (embedders) get messages through this instead of a connection.
+    let sink: (@Sendable (MQTTMessage) -> Void)?
+
+    init(clientID: String, version: MQTTVersion, principal: MQTTPrincipal, endsWithConnection: Bool, expiryInterval: UInt32?, maximumInflight: Int, sink: (@Sendable (MQTTMessage) -> Void)? = nil) {
+        self.clientID = clientID
+        self.version = version
+        self.principal = principal
+        self.endsWithConnection = endsWithConnection
+        self.expiryInterval = expiryInterval
+        self.maximumInflight = maximumInflight
+        self.sink = sink
+    }
+
+    /// A packet identifier not in use by the in-flight window.
+    func allocatePacketID() -> UInt16 {
+        while inflight[nextPacketID] != nil || nextPacketID == 0 { nextPacketID &+= 1 }
+        let id = nextPacketID
+        nextPacketID &+= 1
+        return id
+    }
+
+    /// The PUBLISH for an outbound message, or nil when it expired.
+    func publishPacket(for pending: PendingMessage, packetID: UInt16?, dup: Bool, now: NIODeadline) -> MQTTPublish? {
+        var properties = pending.message.properties
+        if let deadline = pending.deadline {
+            guard deadline > now else { return nil }
+            // Forward the remaining lifetime, as MQTT 5 §3.3.2.3.3 asks.
+            let remaining = UInt32(max(1, (deadline - now).nanoseconds / 1_000_000_000))
+            properties.list.removeAll { if case .messageExpiryInterval = $0 { true } else { false } }
+            properties.list.append(.messageExpiryInterval(remaining))
+        }
+        properties.list.removeAll { if case .subscriptionIdentifier = $0 { true } else { false } }
+        properties.list.removeAll { if case .topicAlias = $0 { true } else { false } }
+        for identifier in pending.subscriptionIdentifiers { properties.list.append(.subscriptionIdentifier(identifier)) }
+        return MQTTPublish(
+            topic: pending.message.topic, payload: pending.message.payload, qos: pending.message.qos,
+            retain: pending.message.retain, dup: dup, packetID: packetID, properties: version == .v5 ? properties : []
+        )
+    }
+
+    /// Moves queued messages into the in-flight window while it has room; returns the packets to
+    /// send. Call with `lock` held.
+    func drainQueue(now: NIODeadline) -> [MQTTPacket] {
+        var packets: [MQTTPacket] = []
+        while let next = queue.first {
+            if next.message.qos != .atMostOnce, inflight.count >= maximumInflight { break }
+            queue.removeFirst()
+            if next.message.qos == .atMostOnce {
+                if let publish = publishPacket(for: next, packetID: nil, dup: false, now: now) { packets.append(.publish(publish)) }
+                continue
+            }
+            let id = allocatePacketID()
+            guard let publish = publishPacket(for: next, packetID: id, dup: false, now: now) else { continue }
+            inflight[id] = InflightMessage(pending: next, stage: next.message.qos == .atLeastOnce ? .awaitingPubAck : .awaitingPubRec)
+            inflightOrder.append(id)
+            packets.append(.publish(publish))
+        }
+        return packets
+    }
+
+    /// What to resend when a persistent session reconnects: unacknowledged PUBLISH with DUP,
+    /// PUBREL for messages already received. Call with `lock` held.
+    func redeliveries(now: NIODeadline) -> [MQTTPacket] {
+        var packets: [MQTTPacket] = []
+        for id in inflightOrder {
+            guard let entry = inflight[id] else { continue }
+            switch entry.stage {
+            case .awaitingPubAck, .awaitingPubRec:
+                if let publish = publishPacket(for: entry.pending, packetID: id, dup: true, now: now) { packets.append(.publish(publish)) }
+            case .awaitingPubComp:
+                packets.append(.pubrel(MQTTAck(packetID: id)))
+            }
+        }
+        return packets
+    }
+
+    func removeInflight(_ id: UInt16) {
+        inflight[id] = nil
+        if let index = inflightOrder.firstIndex(of: id) { inflightOrder.remove(at: index) }
+    }
+
+    /// The state to store for a persistent session. Call with `lock` held.
+    func stored() -> MQTTStoredSession {
+        let pending = inflightOrder.compactMap { inflight[$0]?.pending.message } + queue.map(\.message)
+        var options: [MQTTTopicSubscription] = []
+        var identifiers: [String: Int] = [:]
+        for (filter, entry) in subscriptions.sorted(by: { $0.key < $1.key }) {
+            options.append(entry.options)
+            if let identifier = entry.identifier { identifiers[filter] = identifier }
+        }
+        return MQTTStoredSession(clientID: clientID, version: version, subscriptions: options, subscriptionIdentifiers: identifiers, expiryInterval: expiryInterval, pendingMessages: pending)
+    }
+}
+
+/// A session in the topic tree, hashed by identity.
+struct SessionKey: Hashable {
+    let session: BrokerSession
+    static func == (lhs: SessionKey, rhs: SessionKey) -> Bool { lhs.session === rhs.session }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(session)) }
+}

@@ -1,0 +1,173 @@
+public import Logging
+public import NIOCore
+import NIOConcurrencyHelpers
+import NIOPosix
+public import TetherCore
+
+/// An embeddable MQTT 3.1, 3.1.1 and 5.0 broker: sessions (clean and persistent, takeover,
+/// v5 expiry), a topic tree with `+`/`#`, the `$` rule and shared subscriptions, retained
+/// messages, QoS 1 and 2 with redelivery, wills (with v5 delay), keep-alive enforcement, size
+/// limits, and hooks for authentication, authorization, server-side subscriptions and persistence.
+///
+/// ```swift
+/// let broker = MQTTBroker(configuration: .init(), hooks: MyHooks())
+/// try await broker.run(listeners: [.tcp(host: "0.0.0.0", port: 1883)])   // until cancelled
+/// ```
+public final class MQTTBroker: Sendable {
+    let core: BrokerCore
+    private let group: any EventLoopGroup
+    private let bound = AsyncPromise<[SocketAddress]>()
+
+    public init(
+        configuration: MQTTBrokerConfiguration = .init(),
+        hooks: any MQTTBrokerHooks = MQTTAllowAllHooks(),
+        persistence: any MQTTBrokerPersistence = MQTTNoPersistence(),
+        logger: Logger = Logger(label: "tether.mqtt.broker"),
+        group: (any EventLoopGroup)? = nil
+    ) {
+        self.core = BrokerCore(configuration: configuration, hooks: hooks, persistence: persistence, logger: logger)
+        self.group = group ?? MultiThreadedEventLoopGroup.singleton
+    }
+
+    public var configuration: MQTTBrokerConfiguration { core.configuration }
+
+    /// The addresses the listeners are bound to, once they are (ports chosen by the system
+    /// when 0 was given).
+    public func addresses() async throws(TetherError) -> [SocketAddress] {
+        try await bound.value()
+    }
+
+    /// Open network connections right now.
+    public var connectionCount: Int { core.state.withLockedValue { $0.connections } }
+
+    /// Sessions the broker holds, connected or not.
+    public var sessionCount: Int { core.state.withLockedValue { $0.sessions.count } }
+
+    /// What happens on the broker from now on: clients connecting and disconnecting.
+    public func events() -> AsyncStream<MQTTBrokerEvent> { core.events.subscribe() }
+
+    /// Publishes a message as the broker itself (no client, no authorization check).
+    @discardableResult
+    public func publish(_ message: MQTTMessage) -> Int {
+        core.publish(message, from: nil)
+    }
+
+    /// Every message published to a topic matching `filter` from now on, in-process. The
+    /// subscription ends when the consumer stops iterating.
+    public func subscribe(_ filter: String) throws(MQTTError) -> AsyncStream<MQTTMessage> {
+        try MQTTTopic.validateFilter(filter)
+        let (stream, continuation) = AsyncStream.makeStream(of: MQTTMessage.self, bufferingPolicy: .bufferingNewest(10_000))
+        let session = core.addInternalSubscriber(filter: filter) { continuation.yield($0) }
+        continuation.onTermination = { [core] _ in core.removeInternalSubscriber(session) }
+        return stream
+    }
+
+    /// Whether a client with this identifier is connected.
+    public func isConnected(clientID: String) -> Bool {
+        guard let session = core.state.withLockedValue({ $0.sessions[clientID] }) else { return false }
+        return session.lock.withLock { session.connection != nil }
+    }
+
+    /// Closes a client's connection (v5 clients get DISCONNECT with `reason`).
+    public func disconnect(clientID: String, reason: MQTTReasonCode = .administrativeAction) {
+        guard let session = core.state.withLockedValue({ $0.sessions[clientID] }) else { return }
+        session.lock.withLock { session.connection }?.close(reason: reason)
+    }
+
+    /// Loads persisted state, binds the listeners and serves until cancelled; returns normally
+    /// when cancelled, after persistent sessions were saved.
+    public func run(listeners: [MQTTListener]) async throws {
+        let stored = try await core.persistence.load()
+        core.restore(sessions: stored.sessions, retained: stored.retained)
+        var channels: [NIOAsyncChannel<any Channel, Never>] = []
+        do {
+            for listener in listeners {
+                channels.append(try await bind(listener))
+            }
+        } catch {
+            let failure = TetherError(.bindFailed, "cannot listen: \(error)")
+            bound.resolve(.failure(failure))
+            for channel in channels { try? await channel.channel.close() }
+            throw failure
+        }
+        bound.resolve(.success(channels.compactMap { $0.channel.localAddress }))
+        do {
+            try await withThrowingDiscardingTaskGroup { group in
+                for channel in channels {
+                    group.addTask {
+                        try await channel.executeThenClose { inbound in
+                            for try await _ in inbound {}
+                        }
+                    }
+                }
+            }
+        } catch where Task.isCancelled {
+            // Cancellation is how the broker is stopped.
+        }
+        saveSessionsAtShutdown()
+    }
+
+    /// Runs a single plain TCP listener.
+    public func run(host: String = "0.0.0.0", port: Int = 1883) async throws {
+        try await run(listeners: [.tcp(host: host, port: port)])
+    }
+
+    private func bind(_ listener: MQTTListener) async throws -> NIOAsyncChannel<any Channel, Never> {
+        let core = self.core
+        let configuration = core.configuration
+        return try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.backlog, value: 1024)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .bind(host: listener.host, port: listener.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try listener.configure(channel)
+                    try channel.pipeline.syncOperations.addHandlers([
+                        ByteToMessageHandler(MQTTPacketDecoder(maximumPacketSize: configuration.maximumPacketSize)),
+                        BrokerConnectionHandler(core: core, isSecure: listener.isSecure),
+                    ])
+                    return channel
+                }
+            }
+    }
+
+    private func saveSessionsAtShutdown() {
+        let sessions = core.state.withLockedValue { Array($0.sessions.values) }
+        for session in sessions {
+            let snapshot = session.lock.withLock { session.endsWithConnection || session.sink != nil ? nil : session.stored() }
+            if let snapshot { core.persistence.saveSession(snapshot) }
+        }
+    }
+}
+
+/// Where a broker accepts connections.
+public struct MQTTListener: Sendable {
+    public var host: String
+    public var port: Int
+    let transport: Transport
+
+    enum Transport: Sendable {
+        case tcp
+        case custom(@Sendable (any Channel) throws -> Void, isSecure: Bool)
+    }
+
+    /// Plain MQTT over TCP (1883 by convention).
+    public static func tcp(host: String = "0.0.0.0", port: Int = 1883) -> MQTTListener {
+        MQTTListener(host: host, port: port, transport: .tcp)
+    }
+
+    /// A listener whose channels are prepared by `configure` before MQTT is added: TLS, or
+    /// anything else that sits between the socket and the MQTT bytes.
+    public static func custom(host: String, port: Int, isSecure: Bool, configure: @escaping @Sendable (any Channel) throws -> Void) -> MQTTListener {
+        MQTTListener(host: host, port: port, transport: .custom(configure, isSecure: isSecure))
+    }
+
+    var isSecure: Bool {
+        if case .custom(_, let secure) = transport { return secure }
+        return false
+    }
+
+    func configure(_ channel: any Channel) throws {
+        if case .custom(let configure, _) = transport { try configure(channel) }
+    }
+}

@@ -1,0 +1,55 @@
+/// How an ``MQTTBroker`` behaves. Every limit has a default.
+public struct MQTTBrokerConfiguration: Sendable {
+    /// Largest packet accepted from a client (bytes, whole packet).
+    public var maximumPacketSize: Int
+    /// Highest QoS granted; publications above it are refused (v5) or the connection closed (3.1.1).
+    public var maximumQoS: MQTTQoS
+    public var retainAvailable: Bool
+    /// QoS 1 and 2 messages a client may have unacknowledged towards the broker (v5 Receive Maximum).
+    public var receiveMaximum: UInt16
+    /// QoS 1 and 2 messages the broker sends a client before waiting for acknowledgements.
+    public var maximumInflightMessages: Int
+    /// Messages kept for a disconnected persistent session, or waiting for the in-flight window;
+    /// the oldest are dropped beyond it.
+    public var maximumQueuedMessages: Int
+    /// Whether QoS 0 messages are queued for disconnected persistent sessions (mosquitto: no).
+    public var queueQoS0Messages: Bool
+    /// Upper bound on a v5 client's session expiry, seconds.
+    public var maximumSessionExpiry: UInt32
+    /// Topic aliases a v5 client may define towards the broker.
+    public var topicAliasMaximum: UInt16
+    /// A client that sends nothing for keep-alive × this factor is disconnected (MQTT: 1.5).
+    public var keepAliveFactor: Double
+    /// Time a new connection has to send CONNECT.
+    public var connectTimeout: Duration
+    /// Whether a client may connect with an empty client identifier (one is then assigned).
+    public var allowEmptyClientID: Bool
+
+    public init(
+        maximumPacketSize: Int = 1 << 20,
+        maximumQoS: MQTTQoS = .exactlyOnce,
+        retainAvailable: Bool = true,
+        receiveMaximum: UInt16 = 1024,
+        maximumInflightMessages: Int = 64,
+        maximumQueuedMessages: Int = 1000,
+        queueQoS0Messages: Bool = false,
+        maximumSessionExpiry: UInt32 = .max,
+        topicAliasMaximum: UInt16 = 16,
+        keepAliveFactor: Double = 1.5,
+        connectTimeout: Duration = .seconds(10),
+        allowEmptyClientID: Bool = true
+    ) {
+        self.maximumPacketSize = maximumPacketSize
+        self.maximumQoS = maximumQoS
+        self.retainAvailable = retainAvailable
+        self.receiveMaximum = receiveMaximum
+        self.maximumInflightMessages = maximumInflightMessages
+        self.maximumQueuedMessages = maximumQueuedMessages
+        self.queueQoS0Messages = queueQoS0Messages
+        self.maximumSessionExpiry = maximumSessionExpiry
+        self.topicAliasMaximum = topicAliasMaximum
+        self.keepAliveFactor = keepAliveFactor
+        self.connectTimeout = connectTimeout
+        self.allowEmptyClientID = allowEmptyClientID
+    }
+}
