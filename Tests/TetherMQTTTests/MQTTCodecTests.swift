@@ -138,6 +138,7 @@ struct MQTTCodecTests {
             ("30 04 00 00 00 78", .malformedPacket, .v5),                             // empty topic without an alias
             ("82 09 00 01 00 00 03 61 2f 2b 30", .malformedPacket, .v5),              // retain handling 3
             ("20 02 02 00", .malformedPacket, .v311),                                 // CONNACK reserved flags
+            ("20 02 00 06", .malformedPacket, .v311),                                 // reserved 3.1.1 return code (found by libFuzzer)
         ]
     )
     func malformed(hex: String, code: MQTTError.Code, version: MQTTVersion) {

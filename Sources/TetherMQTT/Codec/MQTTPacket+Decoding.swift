@@ -41,6 +41,7 @@ extension MQTTPacket {
             let acknowledge = try body.mqttReadByte("CONNACK flags")
             guard acknowledge & 0xFE == 0 else { throw .malformed("CONNACK has reserved flags set") }
             let code = try body.mqttReadByte("CONNACK reason code")
+            if !v5, code > 5 { throw .malformed("CONNACK return code \(code) is reserved in MQTT 3.1.1") }
             return .connack(MQTTConnAck(
                 sessionPresent: acknowledge & 1 == 1,
                 reasonCode: v5 ? MQTTReasonCode(rawValue: code) : MQTTReasonCode(v311ConnectReturnCode: code),
