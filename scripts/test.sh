@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
-# Runs every test: unit tests, bounded fuzzing, SDK ↔ agent integration over loopback, the CLI
-# executables, and broadcast discovery in network namespaces (when run as root with iproute2;
-# skipped with a message otherwise). This is the command CI runs (.ci/run).
+# Runs every test. This is the command CI runs (.ci/run).
+#  1. Swift Testing: unit tests, bounded fuzzing, SDK ↔ agent over loopback, the executables,
+#     broadcast discovery in network namespaces (root and iproute2; skipped otherwise), the MQTT
+#     client against mosquitto (when mosquitto is installed; skipped otherwise).
+#  2. pytest: the MQTT broker against the real peers paho-mqtt and mosquitto_pub/mosquitto_sub,
+#     in a virtual environment created here (.venv-test/, pinned by Tests/Interop/requirements.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
 swift build --build-tests
 swift test --skip-build "$@"
+
+if [ ! -x .venv-test/bin/python ] || ! .venv-test/bin/python -c "import paho.mqtt, pytest" 2>/dev/null; then
+    python3 -m venv .venv-test
+    .venv-test/bin/pip install --quiet -r Tests/Interop/requirements.txt
+fi
+TETHER_BIN_DIR="$(swift build --show-bin-path)" .venv-test/bin/python -m pytest -q Tests/Interop
