@@ -15,8 +15,8 @@ extension Device {
     ///   passcode is known and the device will not give it; ``TetherError/Code/loginFailed``
     ///   (wrong passcode, or the device serves its maximum of clients); ``TetherError/Code/timeout``.
     public func subscribe(passcode: String? = nil) async throws(TetherError) {
-        let promise = AsyncPromise<Void>()
-        let started = state.withLock { state -> AsyncPromise<Void>? in
+        let promise = AsyncPromise<Void, TetherError>()
+        let started = state.withLock { state -> AsyncPromise<Void, TetherError>? in
             if let passcode { state.passcode = passcode }
             if let session = state.session { return session.firstLogin }
             state.session = LANSession(task: nil, connection: nil, firstLogin: promise)

@@ -7,7 +7,7 @@ extension Device {
     /// Keeps a subscription's connection up until cancelled: connect, log in, read the status,
     /// then heartbeats and reports until the link drops; then reconnect after a growing delay.
     /// The first login's outcome resolves `firstLogin`; if it fails, the subscription ends.
-    func runSession(firstLogin: AsyncPromise<Void>) async {
+    func runSession(firstLogin: AsyncPromise<Void, TetherError>) async {
         var generator = SystemRandomNumberGenerator()
         var attempt = 0
         while !Task.isCancelled {

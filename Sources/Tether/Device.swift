@@ -41,7 +41,7 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
     struct LANSession {
         var task: Task<Void, Never>?
         var connection: GizwitsLANClient?
-        let firstLogin: AsyncPromise<Void>
+        let firstLogin: AsyncPromise<Void, TetherError>
     }
 
     let state: Mutex<State>

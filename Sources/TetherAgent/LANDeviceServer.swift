@@ -18,7 +18,7 @@ public final class LANDeviceServer: Sendable {
     private let logger: Logger
     private let group: any EventLoopGroup
 
-    private let bound = AsyncPromise<LANDeviceAddresses>()
+    private let bound = AsyncPromise<LANDeviceAddresses, TetherError>()
     private let clients = Mutex<[ObjectIdentifier: any Channel]>([:])
 
     /// - Parameter group: the event loops to run on; NIO's shared singleton when nil.

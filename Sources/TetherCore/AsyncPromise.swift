@@ -2,18 +2,18 @@ import Synchronization
 
 /// A value that becomes available once; any number of tasks can wait for it. The first
 /// ``resolve(_:)`` wins, later ones are ignored.
-public final class AsyncPromise<Value: Sendable>: Sendable {
+public final class AsyncPromise<Value: Sendable, Failure: Error>: Sendable {
     private struct State {
-        var result: Result<Value, TetherError>?
-        var waiters: [CheckedContinuation<Result<Value, TetherError>, Never>] = []
+        var result: Result<Value, Failure>?
+        var waiters: [CheckedContinuation<Result<Value, Failure>, Never>] = []
     }
 
     private let state = Mutex(State())
 
     public init() {}
 
-    public func resolve(_ result: Result<Value, TetherError>) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Result<Value, TetherError>, Never>] in
+    public func resolve(_ result: Result<Value, Failure>) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Result<Value, Failure>, Never>] in
             guard state.result == nil else { return [] }
             state.result = result
             defer { state.waiters = [] }
@@ -25,9 +25,9 @@ public final class AsyncPromise<Value: Sendable>: Sendable {
     public var isResolved: Bool { state.withLock { $0.result != nil } }
 
     /// Waits for the result.
-    public func value() async throws(TetherError) -> Value {
+    public func value() async throws(Failure) -> Value {
         let result = await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Result<Value, TetherError>? in
+            let ready = state.withLock { state -> Result<Value, Failure>? in
                 if let result = state.result { return result }
                 state.waiters.append(continuation)
                 return nil

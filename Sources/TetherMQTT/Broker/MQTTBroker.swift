@@ -16,7 +16,7 @@ public import TetherCore
 public final class MQTTBroker: Sendable {
     let core: BrokerCore
     private let group: any EventLoopGroup
-    private let bound = AsyncPromise<[SocketAddress]>()
+    private let bound = AsyncPromise<[SocketAddress], TetherError>()
 
     public init(
         configuration: MQTTBrokerConfiguration = .init(),

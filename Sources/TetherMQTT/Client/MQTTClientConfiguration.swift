@@ -1,0 +1,86 @@
+/// How an ``MQTTClient`` connects and behaves. Every field but the host has a default.
+public struct MQTTClientConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var version: MQTTVersion
+    /// Empty lets the broker assign one (v5; 3.1.1 brokers accept it only with a clean session).
+    public var clientID: String
+    /// Clean Session (3.1.1) / Clean Start (5): false resumes the broker's stored session.
+    public var cleanStart: Bool
+    /// v5: seconds the broker keeps the session after the connection ends.
+    public var sessionExpiry: UInt32
+    public var keepAlive: UInt16
+    public var username: String?
+    /// Never logged.
+    public var password: [UInt8]?
+    public var will: MQTTWill?
+    public var transport: MQTTTransport
+    public var connectTimeout: Duration
+    /// How long SUBSCRIBE and UNSUBSCRIBE wait for their acknowledgement.
+    public var requestTimeout: Duration
+    /// Unacknowledged QoS 1 and 2 publications allowed at once (also bounded by the broker's
+    /// v5 Receive Maximum).
+    public var maximumInflight: Int
+    /// Publications waiting to be sent (while disconnected, or while the in-flight window is
+    /// full); ``MQTTError/Code/offlineQueueFull`` beyond it.
+    public var maximumQueuedMessages: Int
+    /// Reconnection delays: from `initial`, doubling up to `maximum`, each with ±20 % jitter.
+    /// Nil turns automatic reconnection off.
+    public var reconnect: Reconnect?
+    /// Largest packet accepted from the broker.
+    public var maximumPacketSize: Int
+
+    public struct Reconnect: Sendable {
+        public var initial: Duration
+        public var maximum: Duration
+        public init(initial: Duration = .milliseconds(500), maximum: Duration = .seconds(30)) {
+            self.initial = initial
+            self.maximum = maximum
+        }
+    }
+
+    public init(
+        host: String,
+        port: Int = 1883,
+        version: MQTTVersion = .v311,
+        clientID: String = "tether-" + String(UInt64.random(in: 0...UInt64.max), radix: 36),
+        cleanStart: Bool = true,
+        sessionExpiry: UInt32 = 0,
+        keepAlive: UInt16 = 60,
+        username: String? = nil,
+        password: [UInt8]? = nil,
+        will: MQTTWill? = nil,
+        transport: MQTTTransport = .tcp,
+        connectTimeout: Duration = .seconds(10),
+        requestTimeout: Duration = .seconds(10),
+        maximumInflight: Int = 20,
+        maximumQueuedMessages: Int = 1000,
+        reconnect: Reconnect? = Reconnect(),
+        maximumPacketSize: Int = 1 << 20
+    ) {
+        self.host = host
+        self.port = port
+        self.version = version
+        self.clientID = clientID
+        self.cleanStart = cleanStart
+        self.sessionExpiry = sessionExpiry
+        self.keepAlive = keepAlive
+        self.username = username
+        self.password = password
+        self.will = will
+        self.transport = transport
+        self.connectTimeout = connectTimeout
+        self.requestTimeout = requestTimeout
+        self.maximumInflight = maximumInflight
+        self.maximumQueuedMessages = maximumQueuedMessages
+        self.reconnect = reconnect
+        self.maximumPacketSize = maximumPacketSize
+    }
+
+    func reconnectDelay(attempt: Int) -> Duration? {
+        guard let reconnect else { return nil }
+        var delay = reconnect.initial
+        for _ in 0..<min(attempt, 30) where delay < reconnect.maximum { delay *= 2 }
+        return min(delay, reconnect.maximum) * Double.random(in: 0.8...1.2)
+    }
+}

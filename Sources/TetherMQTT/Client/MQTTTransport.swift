@@ -1,0 +1,28 @@
+public import NIOCore
+
+/// How an ``MQTTClient`` reaches its broker.
+public struct MQTTTransport: Sendable {
+    enum Base: Sendable {
+        case tcp
+        /// Installs handlers (TLS, WebSocket) between the socket and MQTT; `isSecure` for logs.
+        case custom(name: String, configure: @Sendable (any Channel, _ host: String) throws -> Void)
+    }
+
+    let base: Base
+
+    /// Plain TCP.
+    public static let tcp = MQTTTransport(base: .tcp)
+
+    /// A transport that prepares each new channel with `configure` (given the channel and the
+    /// broker's host name) before MQTT is added.
+    public static func custom(name: String, configure: @escaping @Sendable (any Channel, _ host: String) throws -> Void) -> MQTTTransport {
+        MQTTTransport(base: .custom(name: name, configure: configure))
+    }
+
+    var name: String {
+        switch base {
+        case .tcp: return "tcp"
+        case .custom(let name, _): return name
+        }
+    }
+}

@@ -1,0 +1,115 @@
+public import Foundation
+
+/// A real mosquitto broker on a free loopback port, for tests. Its configuration and
+/// persistence live in a temporary directory so that it can be restarted with its state.
+public final class Mosquitto: @unchecked Sendable {
+    // @unchecked: the process is started and stopped by the owning test only.
+    public static var available: Bool { FileManager.default.isExecutableFile(atPath: executable) }
+    static let executable = ProcessInfo.processInfo.environment["MOSQUITTO"] ?? "/usr/sbin/mosquitto"
+
+    public let port: Int
+    public let directory: URL
+    /// Spawned and reaped with POSIX calls: Foundation's `Process.waitUntilExit()` can block
+    /// forever when called from the concurrency pool on Linux.
+    private var pid: pid_t?
+
+    /// - Parameter extraConfiguration: lines added to mosquitto.conf (listeners are set here).
+    public init(extraConfiguration: String = "", files: [String: String] = [:]) throws {
+        port = Self.freePort()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-mosquitto-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Started as root, mosquitto drops to its own user, which must be able to write its database.
+        chmod(directory.path, 0o777)
+        for (name, content) in files {
+            try content.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        let configuration = """
+            listener \(port) 127.0.0.1
+            allow_anonymous true
+            persistence true
+            persistence_location \(directory.path)/
+            autosave_interval 1
+            \(extraConfiguration.replacingOccurrences(of: "$DIR", with: directory.path))
+            """
+        try configuration.write(to: directory.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
+        try start()
+    }
+
+    public func start() throws {
+        let arguments = [Self.executable, "-c", directory.appendingPathComponent("mosquitto.conf").path]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // Spawned from a concurrency-pool thread, the child would inherit that thread's blocked
+        // signals and ignore SIGTERM: give it an empty mask and default handlers.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var child: pid_t = 0
+        let result = posix_spawn(&child, Self.executable, &actions, &attributes, &argv, environ)
+        guard result == 0 else {
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot start mosquitto: \(String(cString: strerror(result)))"])
+        }
+        pid = child
+        try Self.waitForPort(port)
+    }
+
+    /// SIGTERM: mosquitto saves its persistence file and exits.
+    public func stop() {
+        guard let pid else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+        self.pid = nil
+    }
+
+    public func restart() throws {
+        stop()
+        try start()
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    public static func freePort() -> Int {
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socketFD) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketFD, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func waitForPort(_ port: Int, timeout: TimeInterval = 10) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let result = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            close(socketFD)
+            if result == 0 { return }
+            usleep(20_000)
+        }
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "nothing listens on port \(port)"])
+    }
+}
