@@ -13,7 +13,10 @@ extension Device {
         while !Task.isCancelled {
             do throws(TetherError) {
                 let connection = try await connectAndLogin()
-                state.withLock { $0.session?.connection = connection }
+                guard setConnection(connection, for: firstLogin) else {
+                    await connection.close()
+                    break
+                }
                 if let codec {
                     do throws(TetherError) {
                         _ = try await readStatus(codec: codec, on: connection)
@@ -26,13 +29,15 @@ extension Device {
                 firstLogin.resolve(.success(()))
                 attempt = 0
                 await serve(connection)
-                state.withLock { $0.session?.connection = nil }
+                _ = setConnection(nil, for: firstLogin)
                 updateNetStatus()
                 logger.debug("device link lost, reconnecting", metadata: ["tether.device": "\(id)"])
             } catch {
                 guard firstLogin.isResolved else {
                     // The first attempt decides subscribe()'s outcome; nothing to keep alive.
-                    state.withLock { $0.session = nil }
+                    state.withLock { state in
+                        if state.session?.firstLogin === firstLogin { state.session = nil }
+                    }
                     updateNetStatus()
                     firstLogin.resolve(.failure(error))
                     return
@@ -45,8 +50,18 @@ extension Device {
         }
         // Cancelled (unsubscribe, client shutdown) before the first login: subscribe() must not wait forever.
         firstLogin.resolve(.failure(TetherError(.cancelled, "the subscription to \(id) ended before it was established")))
-        let connection = state.withLock { $0.session?.connection }
+        let connection = state.withLock { $0.session?.firstLogin === firstLogin ? $0.session?.connection : nil }
         await connection?.close()
+    }
+
+    /// Records the connection of the subscription `token` stands for; false when that
+    /// subscription has ended (an unsubscribe, or a newer subscribe, came in between).
+    private func setConnection(_ connection: GizwitsLANClient?, for token: AsyncPromise<Void, TetherError>) -> Bool {
+        state.withLock { state in
+            guard state.session?.firstLogin === token else { return false }
+            state.session?.connection = connection
+            return true
+        }
     }
 
     private func connectAndLogin() async throws(TetherError) -> GizwitsLANClient {

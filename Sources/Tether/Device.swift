@@ -104,8 +104,10 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         updateNetStatus()
     }
 
-    /// Marks the device as gone from the LAN when it has not answered for `timeout`.
+    /// Marks the device as gone from the LAN when it has not answered for `timeout`. A device
+    /// added by address is not discovered, so it never expires.
     func expirePresence(after timeout: Duration, now: ContinuousClock.Instant) {
+        guard mac != nil else { return }
         let expired = state.withLock { state -> Bool in
             guard state.onLAN, let lastSeen = state.lastSeen, now - lastSeen > timeout else { return false }
             state.onLAN = false

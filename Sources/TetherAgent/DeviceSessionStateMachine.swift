@@ -34,7 +34,8 @@ struct DeviceSessionStateMachine {
             }
             return [.send(.passcodeResponse(device.identity.passcode))]
         case .login(let passcode):
-            guard passcode == device.identity.passcode else {
+            // Byte for byte: String == would accept canonically equivalent Unicode (U+212A for K).
+            guard passcode.utf8.elementsEqual(device.identity.passcode.utf8) else {
                 return [.send(.loginResult(success: false)), .close(reason: "wrong passcode")]
             }
             loggedIn = true

@@ -48,14 +48,7 @@ public final class LANDeviceServer: Sendable {
         let udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
         let tcp: NIOAsyncChannel<NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>, Never>
         do {
-            udp = try await DatagramBootstrap(group: group)
-                .channelOption(.socketOption(.so_reuseaddr), value: 1)
-                .channelOption(.socketOption(.so_broadcast), value: 1)
-                .bind(host: configuration.host, port: configuration.udpPort) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(wrappingChannelSynchronously: channel)
-                    }
-                }
+            udp = try await bindUDP(port: configuration.udpPort)
             let configuration = self.configuration
             tcp = try await ServerBootstrap(group: group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -96,7 +89,7 @@ public final class LANDeviceServer: Sendable {
         tcp: NIOAsyncChannel<NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>, Never>
     ) async throws {
         try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { try await self.serveUDP(udp) }
+            group.addTask { try await self.keepServingUDP(udp) }
             group.addTask {
                 try await tcp.executeThenClose { inbound in
                     try await withThrowingDiscardingTaskGroup { connections in
@@ -111,11 +104,49 @@ public final class LANDeviceServer: Sendable {
 
     // MARK: UDP
 
-    private func serveUDP(_ udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>) async throws {
+    /// NIO closes a datagram socket on most send errors; a device must not go deaf for the rest
+    /// of its life because one answer could not be sent, so the socket is opened again.
+    private func keepServingUDP(_ first: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>) async throws {
+        var udp = first
+        let port = first.channel.localAddress?.port ?? configuration.udpPort
+        var announce = true
+        while true {
+            try await serveUDP(udp, announce: announce)
+            try Task.checkCancellation()
+            logger.warning("the UDP socket closed; opening it again", metadata: ["tether.did": "\(device.identity.did)"])
+            announce = false
+            while true {
+                try await Task.sleep(for: .milliseconds(500))
+                do {
+                    udp = try await bindUDP(port: port)
+                    break
+                } catch {
+                    logger.warning("the UDP socket cannot be opened again yet", metadata: ["tether.error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    private func bindUDP(port: Int) async throws -> NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>> {
+        try await DatagramBootstrap(group: group)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .channelOption(.socketOption(.so_broadcast), value: 1)
+            .bind(host: configuration.host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+
+    private func serveUDP(_ udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>, announce: Bool) async throws {
         try await udp.executeThenClose { inbound, outbound in
             try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { await self.announce(.announcement(self.deviceInfo), through: outbound) }
+                if announce { group.addTask { await self.announce(.announcement(self.deviceInfo), through: outbound) } }
                 for try await datagram in inbound {
+                    // An answer to port 0 or to no address cannot be sent (and the failure would close the socket).
+                    guard let port = datagram.remoteAddress.port, port != 0, let address = datagram.remoteAddress.ipAddress,
+                        address != "0.0.0.0", address != "::"
+                    else { continue }
                     let message: GizwitsLANMessage
                     do {
                         message = try GizwitsLANMessage(frame: GizwitsLANFrame.read(datagram: datagram.data, maximumLength: configuration.maximumFrameLength))
@@ -194,7 +225,9 @@ public final class LANDeviceServer: Sendable {
             _ = clients.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
             device.events.yield(.clientDisconnected(client))
         }
-        let session = SessionBox(DeviceSessionStateMachine(client: client))
+        // The state machine belongs to the reader below; the pusher only needs to know whether
+        // the client has logged in.
+        let loggedIn = LoginFlag()
         let changes = device.changes.subscribe()
         do {
             try await connection.executeThenClose { inbound, outbound in
@@ -202,13 +235,14 @@ public final class LANDeviceServer: Sendable {
                     group.addTask {
                         // Push every change to a logged-in client, as GAgent does with 0x0091.
                         for await status in changes {
-                            guard session.state.withLock({ $0.loggedIn }), !self.device.isMuted else { continue }
+                            guard loggedIn.value.load(ordering: .acquiring), !self.device.isMuted else { continue }
                             let report = try self.device.codec.encode(.report(status))
                             try await outbound.write(GizwitsLANMessage.p0FromDevice(report).frame)
                         }
                     }
                     group.addTask {
                         defer { channel.close(promise: nil) }
+                        var session = DeviceSessionStateMachine(client: client)
                         for try await frame in inbound {
                             guard !self.device.isMuted else { continue }
                             let message: GizwitsLANMessage
@@ -218,7 +252,8 @@ public final class LANDeviceServer: Sendable {
                                 self.logger.debug("closing a client that sent a malformed frame", metadata: ["tether.client": "\(client)", "tether.error": "\(error)"])
                                 return
                             }
-                            let actions = session.state.withLock { $0.receive(message, device: self.device, hotspots: self.configuration.hotspots, hardwareInfo: self.hardwareInfo) }
+                            let actions = session.receive(message, device: self.device, hotspots: self.configuration.hotspots, hardwareInfo: self.hardwareInfo)
+                            if session.loggedIn { loggedIn.value.store(true, ordering: .releasing) }
                             for action in actions {
                                 switch action {
                                 case .send(let reply):
@@ -244,9 +279,9 @@ public final class LANDeviceServer: Sendable {
     }
 }
 
-private final class SessionBox: Sendable {
-    let state: Mutex<DeviceSessionStateMachine>
-    init(_ machine: DeviceSessionStateMachine) { state = Mutex(machine) }
+/// Whether a client has logged in, shared by a connection's reader and its status pusher.
+private final class LoginFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }
 
 /// Closes a connection on which nothing was read for the idle timeout.

@@ -76,18 +76,19 @@ public final class VirtualDevice: Sendable {
     /// when anything changed. Values are normalized against the model; unknown names are ignored.
     @discardableResult
     public func update(_ values: [String: DataValue]) -> DeviceStatus {
-        let (changed, values) = state.withLock { state -> (Bool, [String: DataValue]) in
+        state.withLock { state in
             var changed = false
             for (name, value) in values {
                 guard let normalized = try? model.normalize(value, for: name), state.values[name] != normalized else { continue }
                 state.values[name] = normalized
                 changed = true
             }
-            return (changed, state.values)
+            let status = DeviceStatus(values: state.values, model: model)
+            // Published under the lock: two concurrent changes reach every client in the order they
+            // were made, so nobody keeps the older status as the last one.
+            if changed { changes.yield(status) }
+            return status
         }
-        let status = DeviceStatus(values: values, model: model)
-        if changed { changes.yield(status) }
-        return status
     }
 
     /// Records Wi-Fi credentials from SoftAP onboarding and leaves onboarding mode. Returns false

@@ -38,9 +38,12 @@ public final class Broadcast<Element: Sendable>: Sendable {
         return stream
     }
 
+    /// Delivers under the lock (a continuation's `yield` never blocks), so that elements yielded
+    /// concurrently reach every subscriber in the same order.
     public func yield(_ element: Element) {
-        let subscribers = state.withLock { Array($0.subscribers.values) }
-        for subscriber in subscribers { subscriber.yield(element) }
+        state.withLock { state in
+            for subscriber in state.subscribers.values { subscriber.yield(element) }
+        }
     }
 
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }

@@ -58,7 +58,10 @@ extension DataPoint {
                 }
                 return .int(Int64(index))
             case .double(let number) where number.isIntegral:
-                return try normalize(.int(Int64(number)))
+                guard let index = Int64(exactly: number) else {
+                    throw TetherError(.valueOutOfRange, "enum index \(number) is outside 0…\(labels.count - 1)", dataPoint: name)
+                }
+                return try normalize(.int(index))
             default:
                 throw wrongType(value, expected: "enum label or index")
             }
@@ -103,8 +106,9 @@ extension NumberSpec {
     public func raw(for shown: Double, dataPoint: String) throws(TetherError) -> UInt32 {
         let exact = (shown - addition) / ratio
         let nearest = exact.rounded()
-        // Tolerate binary floating-point noise (0.3 / 0.1 = 2.9999999999999996).
-        guard abs(exact - nearest) <= 1e-6 * max(1, abs(nearest)) else {
+        // Tolerate binary floating-point noise (0.3 / 0.1 = 2.9999999999999996), and no more: a
+        // relative tolerance must stay far below half a step even for 32-bit raw values.
+        guard abs(exact - nearest) <= 1e-9 + abs(exact) * 1e-12 else {
             throw TetherError(
                 .notMultipleOfStep,
                 "\(Self.format(shown)) is not \(Self.format(addition)) plus a multiple of the step \(Self.format(ratio))",

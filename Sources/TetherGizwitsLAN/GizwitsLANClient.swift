@@ -79,18 +79,34 @@ public final class GizwitsLANClient: Sendable {
     }
 
     /// Sends a request and waits for the message that answers it (see the reference for which
-    /// command answers which). Throws ``TetherError/Code/timeout`` or
-    /// ``TetherError/Code/connectionClosed``.
+    /// command answers which). Throws ``TetherError/Code/timeout``,
+    /// ``TetherError/Code/connectionClosed`` or ``TetherError/Code/cancelled``; it never waits
+    /// longer than its timeout, even when the connection is already gone.
     public func request(_ message: GizwitsLANMessage, timeout: Duration? = nil) async throws(TetherError) -> GizwitsLANMessage {
+        let timeout = timeout ?? configuration.requestTimeout
         let promise = channel.eventLoop.makePromise(of: GizwitsLANMessage.self)
-        let request = GizwitsLANRequest(message: message, response: promise, timeout: TimeAmount(timeout ?? configuration.requestTimeout))
+        let request = GizwitsLANRequest(message: message, response: promise, timeout: TimeAmount(timeout))
         guard request.expectation != nil else {
             promise.fail(TetherError(.invalidArgument, "\(message.command) has no answer to wait for"))
             throw TetherError(.invalidArgument, "\(message.command) has no answer to wait for")
         }
-        channel.writeAndFlush(request, promise: nil)
+        // The handler times requests out, but it is gone once the channel closes: a write that
+        // fails, and a deadline of our own, complete the promise then. The first completion wins.
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenFailure { error in
+            promise.fail((error as? TetherError) ?? TetherError(.connectionClosed, "the connection to the device is closed"))
+        }
+        let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(timeout + .milliseconds(100))) {
+            promise.fail(TetherError(.timeout, "the device did not answer \(message.command) in time"))
+        }
+        promise.futureResult.whenComplete { _ in deadline.cancel() }
+        channel.writeAndFlush(request, promise: written)
         do {
-            return try await promise.futureResult.get()
+            return try await withTaskCancellationHandler {
+                try await promise.futureResult.get()
+            } onCancel: {
+                promise.fail(TetherError(.cancelled, "the request was cancelled"))
+            }
         } catch let error as TetherError {
             throw error
         } catch {

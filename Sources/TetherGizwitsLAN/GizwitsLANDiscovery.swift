@@ -85,6 +85,9 @@ public enum GizwitsLANDiscovery {
         return order.compactMap { found[$0] }
     }
 
+    /// One socket per target, so that a target the network cannot reach (NIO closes a datagram
+    /// socket on such a send error) does not silence the others; a closed socket is reopened
+    /// on the next round.
     private static func run(
         targets: [LANEndpoint],
         interval: Duration?,
@@ -92,42 +95,64 @@ public enum GizwitsLANDiscovery {
         group: any EventLoopGroup,
         continuation: AsyncThrowingStream<GizwitsDiscoveredDevice, any Error>.Continuation
     ) async throws {
-        let channel: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
+        var addresses: [SocketAddress] = []
+        for target in targets {
+            do {
+                addresses.append(try SocketAddress.makeAddressResolvingHost(target.host, port: target.port))
+            } catch {
+                throw TetherError(.invalidArgument, "discovery target \(target) is not a valid address")
+            }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            for address in addresses {
+                tasks.addTask {
+                    repeat {
+                        let channel = try await bind(bindHost, group: group)
+                        try await probe(address, on: channel, interval: interval, continuation: continuation)
+                        guard let interval else { return }
+                        try await Task.sleep(for: interval)
+                    } while true
+                }
+            }
+            try await tasks.waitForAll()
+        }
+    }
+
+    private static func bind(_ host: String, group: any EventLoopGroup) async throws -> NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>> {
         do {
-            channel = try await DatagramBootstrap(group: group)
+            return try await DatagramBootstrap(group: group)
                 .channelOption(.socketOption(.so_broadcast), value: 1)
-                .bind(host: bindHost, port: 0) { channel in
+                .bind(host: host, port: 0) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(wrappingChannelSynchronously: channel)
                     }
                 }
         } catch {
-            throw TetherError(.bindFailed, "cannot open a UDP socket for discovery on \(bindHost): \(error)")
+            throw TetherError(.bindFailed, "cannot open a UDP socket for discovery on \(host): \(error)")
         }
-        var resolved: [SocketAddress] = []
-        for target in targets {
-            do {
-                resolved.append(try SocketAddress.makeAddressResolvingHost(target.host, port: target.port))
-            } catch {
-                throw TetherError(.invalidArgument, "discovery target \(target) is not a valid address")
-            }
-        }
-        let addresses = resolved
+    }
+
+    /// Probes `address` every `interval` (once if nil) and yields the answers until cancelled or
+    /// until the socket closes after a send error.
+    private static func probe(
+        _ address: SocketAddress,
+        on channel: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>,
+        interval: Duration?,
+        continuation: AsyncThrowingStream<GizwitsDiscoveredDevice, any Error>.Continuation
+    ) async throws {
         let request = GizwitsLANMessage.discoveryRequest.frame.bytes
         try await channel.executeThenClose { inbound, outbound in
-            @Sendable func probe() async {
-                for address in addresses {
-                    // A target that cannot be reached this round (no route yet) is tried again next round.
-                    try? await outbound.write(AddressedEnvelope(remoteAddress: address, data: request))
-                }
+            do {
+                try await outbound.write(AddressedEnvelope(remoteAddress: address, data: request))
+            } catch {
+                return
             }
-            await probe()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 if let interval {
                     group.addTask {
                         while true {
                             try await Task.sleep(for: interval)
-                            await probe()
+                            do { try await outbound.write(AddressedEnvelope(remoteAddress: address, data: request)) } catch { return }
                         }
                     }
                 }

@@ -75,12 +75,13 @@ public struct GizwitsLANFrame: Hashable, Sendable, CustomStringConvertible {
         let command = GizwitsLANCommand(rawValue: buffer.getInteger(at: headerEnd + 1, as: UInt16.self)!)
         let available = buffer.readableBytes - (4 + varintBytes + 3)
         var payloadLength = length - 3
-        if available < payloadLength {
-            let payloadStart = buffer.getSlice(at: headerEnd + 3, length: available)!
-            guard let intrinsic = selfDelimitedLength(of: command, payload: payloadStart), intrinsic < payloadLength else {
-                return nil
-            }
+        // GAgent declares a fixed, too long length for these two replies and sends fewer bytes:
+        // trust their own lengths, or the next frame would be swallowed.
+        let candidate = buffer.getSlice(at: headerEnd + 3, length: min(available, payloadLength))!
+        if let intrinsic = selfDelimitedLength(of: command, payload: candidate), intrinsic < payloadLength {
             payloadLength = intrinsic
+        } else if available < payloadLength {
+            return nil
         }
         let payload = buffer.getSlice(at: headerEnd + 3, length: payloadLength)!
         buffer.moveReaderIndex(to: headerEnd + 3 + payloadLength)

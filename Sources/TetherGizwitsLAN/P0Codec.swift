@@ -35,13 +35,21 @@ public struct P0Codec: Sendable {
                 var section = [UInt8](repeating: 0, count: layout.writableLength)
                 for index in layout.writableIndices {
                     let field = layout.fields[index]
-                    guard let value = values[field.point.name] ?? baseline[field.point.name] else { continue }
-                    try write(value, of: field, into: &section)
+                    if let value = values[field.point.name] {
+                        try write(value, of: field, into: &section)
+                    } else if let value = baseline[field.point.name] {
+                        // The device ignores unflagged values; one it reported out of range must not
+                        // block writes of other points, so it falls back to zeros.
+                        try? write(value, of: field, into: &section)
+                    }
                 }
                 bytes += section
             }
         case .read(let names):
-            if variable || !names.isEmpty {
+            if !variable, !names.isEmpty {
+                throw TetherError(.invalidArgument, "a fixed-length product reads all its points at once; read selected points only on variable-length products")
+            }
+            if variable {
                 let wanted = names.isEmpty ? Set(layout.fields.map(\.point.name)) : Set(names)
                 for name in wanted where model.dataPoint(named: name) == nil {
                     throw TetherError(.unknownDataPoint, "product \(model.productKey) has no data point named \"\(name)\"", dataPoint: name)

@@ -69,6 +69,8 @@ struct Simulate: AsyncParsableCommand {
         if count > 1, IPv4.parse(bind) == nil || bind == "0.0.0.0" {
             throw ValidationError("--count above 1 needs a specific IPv4 --bind address (devices get consecutive addresses), e.g. --bind 127.0.0.1")
         }
+        if let problem = problemWithSeconds(interval, option: "--interval", maximum: 3600) { throw ValidationError(problem) }
+        if let problem = problemWithSeconds(idleTimeout, option: "--idle-timeout", maximum: 86_400, allowZero: false) { throw ValidationError(problem) }
         if let announce, announce != "none", Self.hostPort(announce) == nil {
             throw ValidationError("--announce takes HOST:PORT or none")
         }

@@ -21,6 +21,10 @@ struct Demo: AsyncParsableCommand {
     @Option(name: .long, help: "Product model file to simulate instead of the built-in one.")
     var product: String?
 
+    func validate() throws {
+        if let problem = problemWithSeconds(seconds, option: "--seconds") { throw ValidationError(problem) }
+    }
+
     func run() async throws {
         let model = try product.map(loadProduct) ?? ExampleProducts.petHouse
         var generator = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))

@@ -18,6 +18,10 @@ struct LANDiscover: AsyncParsableCommand {
     @Flag(name: .long, help: "Print one JSON array.")
     var json = false
 
+    func validate() throws {
+        if let problem = problemWithSeconds(timeout, option: "--timeout", maximum: 3600, allowZero: false) { throw ValidationError(problem) }
+    }
+
     func run() async throws {
         let targets = (broadcast.isEmpty ? ["255.255.255.255"] : broadcast).map { LANEndpoint(host: $0, port: port) }
         let found = try await GizwitsLANDiscovery.discover(targets: targets, timeout: .milliseconds(Int(timeout * 1000)))

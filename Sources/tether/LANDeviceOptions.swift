@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 import Tether
 import TetherCLISupport
@@ -11,7 +12,7 @@ struct LANDeviceOptions: ParsableArguments {
     @Option(name: .long, help: "The device's TCP control port.")
     var port = 12416
 
-    @Option(name: .long, help: "The device's passcode (asked from the device when omitted, which works in its binding window).")
+    @Option(name: .long, help: "The device's passcode; TETHER_PASSCODE in the environment keeps it out of the process list. Asked from the device when neither is given, which works in its binding window.")
     var passcode: String?
 
     @Option(name: .long, help: "Seconds to wait for each answer.")
@@ -19,6 +20,15 @@ struct LANDeviceOptions: ParsableArguments {
 
     @Flag(name: .long, help: "Log protocol details to standard error.")
     var verbose = false
+
+    func validate() throws {
+        if let problem = problemWithSeconds(timeout, option: "--timeout", maximum: 3600, allowZero: false) { throw ValidationError(problem) }
+    }
+
+    /// `--passcode`, or `TETHER_PASSCODE` from the environment.
+    var effectivePasscode: String? {
+        passcode ?? ProcessInfo.processInfo.environment["TETHER_PASSCODE"].flatMap { $0.isEmpty ? nil : $0 }
+    }
 
     var logger: Logger {
         var logger = Logger(label: "tether")
@@ -34,7 +44,7 @@ struct LANDeviceOptions: ParsableArguments {
     func withSubscribedDevice<T: Sendable>(model: ThingModel, _ body: (Device) async throws -> T) async throws -> T {
         try await withTetherClient(configuration: .init(products: [model], lan: lan), logger: logger) { client in
             let device = client.device(host: host, port: port, model: model)
-            try await device.subscribe(passcode: passcode)
+            try await device.subscribe(passcode: effectivePasscode)
             return try await body(device)
         }
     }

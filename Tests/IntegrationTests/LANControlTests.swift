@@ -208,6 +208,43 @@ struct LANControlTests {
         }
     }
 
+    @Test("a request on a connection that is gone fails at once instead of waiting forever")
+    func requestAfterClose() async throws {
+        let model = try Fixtures.petHouse()
+        try await withVirtualDevice(model: model) { _, addresses in
+            let connection = try await GizwitsLANClient.connect(host: addresses.host, port: addresses.tcpPort, configuration: .init(requestTimeout: .seconds(30)))
+            await connection.close()
+            let started = ContinuousClock.now
+            await #expect { _ = try await connection.request(.heartbeat) } throws: { ($0 as? TetherError)?.code == .connectionClosed }
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+
+    @Test("discovery keeps working when one of its targets cannot be sent to")
+    func discoveryWithAFailingTarget() async throws {
+        let model = try Fixtures.petHouse()
+        try await withVirtualDevice(model: model) { server, addresses in
+            // Sending to port 0 fails (EINVAL), which closes that target's socket, not the others.
+            let targets = [LANEndpoint(host: "127.0.0.1", port: 0), LANEndpoint(host: addresses.host, port: addresses.udpPort)]
+            let found = try await GizwitsLANDiscovery.discover(targets: targets, timeout: .seconds(1))
+            #expect(found.map(\.info.did) == [server.device.identity.did])
+        }
+    }
+
+    @Test("a device added by address stays online while discovery runs")
+    func manualDeviceStaysOnline() async throws {
+        let model = try Fixtures.petHouse()
+        try await withVirtualDevice(model: model) { _, addresses in
+            var lan = Self.lan(addresses)
+            lan.discoveryTargets = [LANEndpoint(host: "127.0.0.1", port: 9)]
+            try await withTetherClient(configuration: .init(products: [model], lan: lan)) { client in
+                let device = client.device(host: addresses.host, port: addresses.tcpPort)
+                try await Task.sleep(for: .milliseconds(1500))
+                #expect(device.netStatus == .online)
+            }
+        }
+    }
+
     @Test("the device drops a client that stays silent past the idle timeout, not one that talks")
     func idleTimeout() async throws {
         let model = try Fixtures.petHouse()
@@ -233,7 +270,10 @@ struct LANControlTests {
         let model = try Fixtures.petHouse()
         try await withVirtualDevice(model: model) { server, addresses in
             let connection = try await GizwitsLANClient.connect(host: addresses.host, port: addresses.tcpPort)
-            await #expect { _ = try await connection.request(.heartbeat) } throws: { ($0 as? TetherError)?.code == .connectionClosed }
+            // A control (LED_R = 200) before login: the device must close the socket and ignore it.
+            let control = try server.device.codec.encode(.control(["LED_R": .int(200)]))
+            await #expect { _ = try await connection.request(.p0WithAck(sn: 1, p0: control)) } throws: { ($0 as? TetherError)?.code == .connectionClosed }
+            #expect(await eventually { !connection.isActive })
             #expect(server.device.status.data["LED_R"] == .int(0))
             let second = try await GizwitsLANClient.connect(host: addresses.host, port: addresses.tcpPort)
             guard case .hotspotList(let hotspots) = try await second.request(.hotspotListRequest) else {

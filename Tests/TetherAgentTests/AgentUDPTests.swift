@@ -24,8 +24,9 @@ struct AgentUDPTests {
         )
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
+            // Cancel the server whatever the body does, so that a failing test fails instead of hanging.
+            defer { group.cancelAll() }
             try await body(server, try await server.addresses())
-            group.cancelAll()
         }
     }
 

@@ -70,3 +70,23 @@ struct ValidationTests {
         #expect(try JSONValue.parse(value.serialized()) == value)
     }
 }
+
+@Suite("Validation edge cases")
+struct ValidationEdgeCaseTests {
+    @Test("large raw values still need to be whole steps")
+    func largeRawValues() throws {
+        let spec = NumberSpec(rawMax: 4_000_000_000, ratio: 1)
+        #expect(try spec.raw(for: 600_000, dataPoint: "E") == 600_000)
+        #expect { _ = try spec.raw(for: 600_000.5, dataPoint: "E") } throws: { ($0 as? TetherError)?.code == .notMultipleOfStep }
+        #expect { _ = try spec.raw(for: 1_000_000.4, dataPoint: "E") } throws: { ($0 as? TetherError)?.code == .notMultipleOfStep }
+        let fine = NumberSpec(rawMax: 4_000_000_000, ratio: 0.001)
+        #expect(try fine.raw(for: 1234.567, dataPoint: "E") == 1_234_567)
+    }
+
+    @Test("huge numbers for an enum are out of range, not a crash")
+    func hugeEnumIndex() throws {
+        let model = try Fixtures.petHouse()
+        #expect { _ = try model.normalize(.double(1e300), for: "LED_Color") } throws: { ($0 as? TetherError)?.code == .valueOutOfRange }
+        #expect { _ = try model.normalize(.double(-.infinity), for: "LED_R") } throws: { ($0 as? TetherError)?.code == .wrongValueType }
+    }
+}

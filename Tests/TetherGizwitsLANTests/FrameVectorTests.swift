@@ -128,6 +128,12 @@ struct FrameVectorTests {
         var buffer = ByteBuffer(bytes: frame + GizwitsLANMessage.heartbeatReply.frame.bytes.readableBytesView)
         #expect(try GizwitsLANMessage.read(from: &buffer) == .hardwareInfo(info))
         #expect(try GizwitsLANMessage.read(from: &buffer) == .heartbeatReply)
+        // Reports that arrive in the same read, enough to cover the declared length, stay intact.
+        let report = Array(GizwitsLANMessage.p0FromDevice(ByteBuffer(bytes: [UInt8].hex("04 05 0a 14 1e 03 01 26 3c 02 0a"))).frame.bytes.readableBytesView)
+        var stream = ByteBuffer(bytes: frame + report + report + report)
+        #expect(try GizwitsLANMessage.read(from: &stream) == .hardwareInfo(info))
+        for _ in 0..<3 { #expect(try GizwitsLANMessage.read(from: &stream)?.command == .p0FromDevice) }
+        #expect(stream.readableBytes == 0)
     }
 
     @Test("discovery bodies with bytes after mcu_attr are accepted and the bytes kept")

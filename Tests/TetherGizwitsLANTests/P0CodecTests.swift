@@ -155,3 +155,22 @@ struct P0CodecTests {
         #expect(try codec.decode(read) == .read(["Humidity"]))
     }
 }
+
+@Suite("P0 codec edge cases")
+struct P0CodecEdgeCaseTests {
+    @Test("a value the device reported out of range does not block writes of other points")
+    func outOfRangeBaseline() throws {
+        let codec = try P0Codec(model: Fixtures.petHouse())
+        // Motor_Speed raw 11 (shown 6) is above its max of 10, as a faulty device may report.
+        let reported = try #require(codec.decode(ByteBuffer(bytes: [UInt8].hex("04 01 00 00 00 0b 00 00 00 00 00"))).status)
+        #expect(reported.data["Motor_Speed"] == .int(6))
+        let control = try codec.encode(.control(["LED_R": .int(5)]), baseline: reported.allValues)
+        #expect(Array(control.readableBytesView) == [UInt8].hex("01 04 01 05 00 00 00"))
+    }
+
+    @Test("a fixed-length product refuses a read of selected points")
+    func fixedReadWithNames() throws {
+        let codec = try P0Codec(model: Fixtures.petHouse())
+        #expect { _ = try codec.encode(.read(["Humidity"])) } throws: { ($0 as? TetherError)?.code == .invalidArgument }
+    }
+}
