@@ -8,7 +8,7 @@ struct MQTT: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mqtt",
         abstract: "MQTT 3.1.1 and 5: a development broker, publish and subscribe clients, a load generator.",
-        subcommands: [MQTTBrokerCommand.self]
+        subcommands: [MQTTBrokerCommand.self, MQTTPub.self, MQTTSub.self, MQTTBench.self]
     )
 }
 

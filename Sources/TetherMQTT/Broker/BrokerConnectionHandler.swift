@@ -1,12 +1,17 @@
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 import TetherCore
 
 /// The broker side of one client connection. Lives on the connection's event loop; protocol
 /// rules are enforced here, shared state is reached through ``BrokerCore``.
+///
+/// It decodes its own input, packet by packet, so that it can stop in the middle of what one
+/// read brought in when a subscriber of its messages is congested (backpressure), and so that
+/// packets are not boxed on their way through the pipeline.
 final class BrokerConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = MQTTPacket
+    typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     private enum Phase {
@@ -30,6 +35,10 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     private var connectTimeout: Scheduled<Void>?
     private var closeReason = MQTTBrokerEvent.DisconnectReason.connectionLost
     private var remoteAddress = "unknown"
+    /// Bytes received and not yet decoded.
+    private var inbound: ByteBuffer?
+    /// Unknown until CONNECT.
+    private var decodingVersion: MQTTVersion?
 
     init(core: BrokerCore, isSecure: Bool) {
         self.core = core
@@ -38,7 +47,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        reference = BrokerConnectionReference(eventLoop: context.eventLoop, handler: NIOLoopBound(self, eventLoop: context.eventLoop), id: ObjectIdentifier(self))
+        reference = BrokerConnectionReference(eventLoop: context.eventLoop, handler: NIOLoopBound(self, eventLoop: context.eventLoop), id: ObjectIdentifier(self), readingPaused: .init())
         if let address = context.channel.remoteAddress { remoteAddress = "\(address.ipAddress ?? "?"):\(address.port ?? 0)" }
         let timeout = core.configuration.connectTimeout
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -55,7 +64,44 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     // MARK: Inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let packet = unwrapInboundIn(data)
+        var bytes = unwrapInboundIn(data)
+        if inbound == nil {
+            inbound = bytes
+        } else {
+            inbound!.writeBuffer(&bytes)
+        }
+        processInbound()
+    }
+
+    /// Decodes and handles packets until the input runs out, the connection closes, or reading
+    /// is paused.
+    private func processInbound() {
+        guard var buffer = inbound else { return }
+        inbound = nil
+        defer {
+            if case .closed = phase {
+                inbound = nil
+            } else if buffer.readableBytes > 0 {
+                if buffer.readerIndex > 65_536 { buffer.discardReadBytes() }
+                inbound = buffer
+            }
+        }
+        while !paused {
+            if case .closed = phase { return }
+            let packet: MQTTPacket
+            do {
+                guard let next = try MQTTPacket.read(from: &buffer, version: decodingVersion, maximumPacketSize: core.configuration.maximumPacketSize) else { return }
+                packet = next
+            } catch {
+                protocolFailure(error)
+                return
+            }
+            if decodingVersion == nil, case .connect(let connect) = packet { decodingVersion = connect.version }
+            receive(packet)
+        }
+    }
+
+    private func receive(_ packet: MQTTPacket) {
         switch phase {
         case .awaitingConnect:
             guard case .connect(let connect) = packet else { return close(reason: nil) }
@@ -81,6 +127,10 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             close(reason: nil)
             return
         }
+        protocolFailure(error)
+    }
+
+    private func protocolFailure(_ error: MQTTError) {
         core.logger.debug("closing a client that broke the protocol", metadata: ["mqtt.client": "\(remoteAddress)", "mqtt.error": "\(error)"])
         closeReason = .protocolError
         if case .awaitingConnect = phase, error.code == .unsupportedProtocolVersion {
@@ -99,12 +149,68 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        drainSession()
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Moves the session's queue to the socket while the socket takes it; once the queue is
+    /// short again, lets paused publishers read on.
+    func drainSession() {
+        guard let context, let session else { return }
+        let writable = context.channel.isWritable
+        let (packets, resumed) = session.lock.withLock { () -> ([MQTTPacket], [BrokerConnectionReference]) in
+            session.drainScheduled = false
+            session.connectionWritable = writable
+            let packets = session.drainQueue(now: .now())
+            guard !session.isCongested, !session.pausedPublishers.isEmpty else { return (packets, []) }
+            defer { session.pausedPublishers = [] }
+            return (packets, session.pausedPublishers)
+        }
+        write(packets)
+        for publisher in resumed { publisher.resumeReading() }
+    }
+
+    /// Reading pauses while a subscriber of this client's messages is congested, until that
+    /// subscriber drains or for at most `maximumPause`: a stuck subscriber slows its
+    /// publishers down but never stalls them (its own queue then drops the oldest messages).
+    private var paused = false
+    private static let maximumPause = TimeAmount.milliseconds(100)
+
+    func pauseReading() {
+        guard let context, !paused else { return }
+        paused = true
+        context.channel.setOption(.autoRead, value: false).whenComplete { _ in }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: Self.maximumPause) { bound.value.resumeReading() }
+    }
+
+    func resumeReading() {
+        guard let context, paused else { return }
+        paused = false
+        reference?.readingPaused.value.store(false, ordering: .releasing)
+        // What the last reads brought in comes first; it may pause reading again.
+        processInbound()
+        flushIfNeeded()
+        guard !paused else { return }
+        context.channel.setOption(.autoRead, value: true).whenComplete { _ in }
+        context.read()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         connectTimeout?.cancel()
         let wasConnected: Bool
         if case .connected = phase { wasConnected = true } else { wasConnected = false }
         phase = .closed
         core.state.withLockedValue { $0.connections -= 1 }
+        if let session {
+            // Publishers waiting for this subscriber to drain must not wait for a connection that is gone.
+            let waiting = session.lock.withLock { () -> [BrokerConnectionReference] in
+                defer { session.pausedPublishers = [] }
+                return session.pausedPublishers
+            }
+            for publisher in waiting { publisher.resumeReading() }
+        }
         if wasConnected, let session, let reference {
             let willToSend = closeReason == .normal ? nil : will
             core.connectionClosed(session: session, connection: reference, will: willToSend, eventLoop: context.eventLoop)
@@ -281,9 +387,9 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         }
         switch publish.qos {
         case .atMostOnce:
-            core.publish(message, from: session)
+            core.publish(message, from: session, pausing: reference)
         case .atLeastOnce:
-            let delivered = core.publish(message, from: session)
+            let delivered = core.publish(message, from: session, pausing: reference)
             write([.puback(MQTTAck(packetID: publish.packetID!, reasonCode: delivered == 0 && version == .v5 ? .noMatchingSubscribers : .success))])
         case .exactlyOnce:
             let id = publish.packetID!
@@ -293,7 +399,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             }
             if overLimit { return close(reason: .receiveMaximumExceeded, because: .protocolError) }
             // Delivered on first receipt only: a resent PUBLISH (DUP) with a known id is not routed again.
-            let delivered = isNew ? core.publish(message, from: session) : 1
+            let delivered = isNew ? core.publish(message, from: session, pausing: reference) : 1
             write([.pubrec(MQTTAck(packetID: id, reasonCode: delivered == 0 && version == .v5 ? .noMatchingSubscribers : .success))])
         }
     }
@@ -325,19 +431,21 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     func write(_ packets: [MQTTPacket]) {
         guard let context, !packets.isEmpty else { return }
         if case .closed = phase { return }
-        let limit = session?.lock.withLock { session?.maximumPacketSize } ?? nil
+        let limit = session?.maximumPacketSizeUnlocked
+        var buffer = context.channel.allocator.buffer(capacity: 64 * packets.count)
         for packet in packets {
-            var buffer = context.channel.allocator.buffer(capacity: 64)
+            let start = buffer.writerIndex
             do {
                 try packet.write(to: &buffer, version: version)
             } catch {
+                buffer.moveWriterIndex(to: start)
                 core.logger.debug("a packet could not be encoded", metadata: ["mqtt.error": "\(error)"])
                 continue
             }
             // MQTT 5 §3.1.2.11.4: a packet above the client's maximum is discarded, not sent.
-            if let limit, buffer.readableBytes > limit { continue }
-            context.write(wrapOutboundOut(buffer), promise: nil)
+            if let limit, buffer.writerIndex - start > limit { buffer.moveWriterIndex(to: start) }
         }
+        if buffer.readableBytes > 0 { context.write(wrapOutboundOut(buffer), promise: nil) }
         guard !flushScheduled else { return }
         flushScheduled = true
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)

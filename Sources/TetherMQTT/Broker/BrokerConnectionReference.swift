@@ -1,4 +1,5 @@
 import NIOCore
+import Synchronization
 
 /// A handle on a client connection that any thread may use: work is carried to the
 /// connection's event loop, where its handler lives.
@@ -6,15 +7,44 @@ struct BrokerConnectionReference: Sendable {
     let eventLoop: any EventLoop
     let handler: NIOLoopBound<BrokerConnectionHandler>
     let id: ObjectIdentifier
+    /// Whether reading is paused for a congested subscriber; readable from any thread, so that
+    /// deliveries do not ask again while it is.
+    let readingPaused: PauseFlag
 
-    func send(_ packets: [MQTTPacket]) {
-        guard !packets.isEmpty else { return }
+    final class PauseFlag: Sendable {
+        let value = Atomic<Bool>(false)
+    }
+
+    /// Asks the connection to move what waits in its session's queue to the socket, as far as
+    /// the socket takes it. Called once per batch of deliveries (the session remembers that a
+    /// drain is pending), so that many deliveries from other loops cost one wake-up.
+    func drain() {
         if eventLoop.inEventLoop {
-            handler.value.write(packets)
+            handler.value.drainSession()
         } else {
             let handler = self.handler
-            eventLoop.execute { handler.value.write(packets) }
+            eventLoop.execute { handler.value.drainSession() }
         }
+    }
+
+    /// Stops reading from the connection (its messages cannot be delivered fast enough).
+    /// Returns false when it already was paused.
+    @discardableResult
+    func pauseReading() -> Bool {
+        guard readingPaused.value.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return false }
+        if eventLoop.inEventLoop {
+            handler.value.pauseReading()
+        } else {
+            let handler = self.handler
+            eventLoop.execute { handler.value.pauseReading() }
+        }
+        return true
+    }
+
+    /// Starts reading from the connection again after it was paused for a congested subscriber.
+    func resumeReading() {
+        let handler = self.handler
+        eventLoop.execute { handler.value.resumeReading() }
     }
 
     /// Closes the connection, with a v5 DISCONNECT carrying `reason` first when given.

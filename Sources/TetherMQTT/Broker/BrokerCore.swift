@@ -57,6 +57,7 @@ final class BrokerCore: Sendable {
                 if !connect.cleanStart {
                     existing.lock.withLock {
                         existing.connection = connection
+                        existing.connectionWritable = true
                         existing.version = connect.version
                         existing.principal = principal
                         existing.expiryInterval = expiry
@@ -242,9 +243,11 @@ final class BrokerCore: Sendable {
     }
 
     /// Delivers a message to every matching subscription; returns how many sessions got it.
-    /// `publisher` is the sending session, for v5 No Local.
+    /// `publisher` is the sending session, for v5 No Local. When `pause` is given and a
+    /// subscriber is congested, the publisher is registered with it and `pause` is called: the
+    /// publisher's connection stops reading until the subscriber drains.
     @discardableResult
-    func publish(_ message: MQTTMessage, from publisher: BrokerSession?) -> Int {
+    func publish(_ message: MQTTMessage, from publisher: BrokerSession?, pausing connection: BrokerConnectionReference? = nil) -> Int {
         if message.retain { retain(message) }
         let matches = state.withLockedValue { state in state.tree.matches(message.topic) }
         guard !matches.isEmpty else { return 0 }
@@ -253,7 +256,7 @@ final class BrokerCore: Sendable {
         if matches.count == 1 {
             let match = matches[0]
             if match.options.noLocal, match.subscriber.session === publisher { return 0 }
-            deliver(message, to: match.subscriber.session, qos: min(message.qos, match.options.qos), retainAsPublished: match.options.retainAsPublished, identifiers: match.identifier.map { [$0] } ?? [], deadline: deadline, now: now)
+            deliver(message, to: match.subscriber.session, qos: min(message.qos, match.options.qos), retainAsPublished: match.options.retainAsPublished, identifiers: match.identifier.map { [$0] } ?? [], deadline: deadline, now: now, pausing: connection)
             return 1
         }
         // A session with several matching subscriptions gets the message once, at the highest QoS.
@@ -276,12 +279,12 @@ final class BrokerCore: Sendable {
         }
         for key in order {
             let (session, qos, retainAsPublished, identifiers) = merged[key]!
-            deliver(message, to: session, qos: qos, retainAsPublished: retainAsPublished, identifiers: identifiers, deadline: deadline, now: now)
+            deliver(message, to: session, qos: qos, retainAsPublished: retainAsPublished, identifiers: identifiers, deadline: deadline, now: now, pausing: connection)
         }
         return order.count
     }
 
-    private func deliver(_ message: MQTTMessage, to session: BrokerSession, qos: MQTTQoS, retainAsPublished: Bool, identifiers: [Int], deadline: NIODeadline?, now: NIODeadline) {
+    private func deliver(_ message: MQTTMessage, to session: BrokerSession, qos: MQTTQoS, retainAsPublished: Bool, identifiers: [Int], deadline: NIODeadline?, now: NIODeadline, pausing publisher: BrokerConnectionReference?) {
         var outgoing = message
         outgoing.qos = qos
         outgoing.retain = retainAsPublished && message.retain
@@ -290,7 +293,6 @@ final class BrokerCore: Sendable {
             return
         }
         let pending = PendingMessage(message: outgoing, deadline: deadline, subscriptionIdentifiers: identifiers)
-        var packets: [MQTTPacket] = []
         var snapshot: MQTTStoredSession?
         let connection = session.lock.withLock { () -> BrokerConnectionReference? in
             guard let connection = session.connection else {
@@ -300,13 +302,19 @@ final class BrokerCore: Sendable {
                 snapshot = session.stored()
                 return nil
             }
+            // Only appended here, whatever thread this is: the connection's own event loop moves
+            // the queue to the socket while the socket takes it, so memory stays bounded.
             session.queue.append(pending)
             if session.queue.count > configuration.maximumQueuedMessages { session.queue.removeFirst() }
-            packets = session.drainQueue(now: now)
+            if let publisher, session.isCongested, publisher.pauseReading() {
+                session.pausedPublishers.append(publisher)
+            }
+            guard !session.drainScheduled else { return nil }
+            session.drainScheduled = true
             return connection
         }
         if let snapshot { persistence.saveSession(snapshot) }
-        connection?.send(packets)
+        connection?.drain()
     }
 
     /// Resends what a resumed session left unacknowledged, then what waited in its queue.

@@ -44,8 +44,24 @@ final class BrokerSession: @unchecked Sendable {
     var pendingWill: Scheduled<Void>?
     /// The in-flight window towards the client (v5 Receive Maximum, bounded by configuration).
     var maximumInflight: Int
-    /// Packet size limit the client asked for (v5).
+    /// Packet size limit the client asked for (v5). Set before the session is shared.
     var maximumPacketSize: Int?
+    /// Read without the lock by the connection's own event loop, which is the only writer
+    /// once the session is attached.
+    var maximumPacketSizeUnlocked: Int? { maximumPacketSize }
+    /// Whether the connection's socket takes more data: while it does not, messages wait in the
+    /// bounded queue (QoS 0 ones are dropped first when it overflows) instead of piling up in
+    /// the socket's buffer without limit.
+    var connectionWritable = true
+    /// Publishers paused because this session could not take their messages; resumed when it
+    /// drains (backpressure from a slow subscriber to its publishers).
+    var pausedPublishers: [BrokerConnectionReference] = []
+    /// A drain has been asked of the connection and has not run yet.
+    var drainScheduled = false
+
+    /// Whether the session is backed up: its socket is full and messages are waiting.
+    var isCongested: Bool { connection != nil && queue.count >= Self.congestionThreshold }
+    static let congestionThreshold = 256
     /// Internal subscribers (embedders) get messages through this instead of a connection.
     let sink: (@Sendable (MQTTMessage) -> Void)?
 
@@ -69,7 +85,14 @@ final class BrokerSession: @unchecked Sendable {
 
     /// The PUBLISH for an outbound message, or nil when it expired.
     func publishPacket(for pending: PendingMessage, packetID: UInt16?, dup: Bool, now: NIODeadline) -> MQTTPublish? {
+        if version != .v5 {
+            if let deadline = pending.deadline, deadline <= now { return nil }
+            return MQTTPublish(topic: pending.message.topic, payload: pending.message.payload, qos: pending.message.qos, retain: pending.message.retain, dup: dup, packetID: packetID)
+        }
         var properties = pending.message.properties
+        if properties.isEmpty, pending.deadline == nil, pending.subscriptionIdentifiers.isEmpty {
+            return MQTTPublish(topic: pending.message.topic, payload: pending.message.payload, qos: pending.message.qos, retain: pending.message.retain, dup: dup, packetID: packetID)
+        }
         if let deadline = pending.deadline {
             guard deadline > now else { return nil }
             // Forward the remaining lifetime, as MQTT 5 §3.3.2.3.3 asks.
@@ -90,7 +113,7 @@ final class BrokerSession: @unchecked Sendable {
     /// send. Call with `lock` held.
     func drainQueue(now: NIODeadline) -> [MQTTPacket] {
         var packets: [MQTTPacket] = []
-        while let next = queue.first {
+        while connectionWritable, let next = queue.first {
             if next.message.qos != .atMostOnce, inflight.count >= maximumInflight { break }
             queue.removeFirst()
             if next.message.qos == .atMostOnce {

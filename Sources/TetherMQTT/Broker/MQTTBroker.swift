@@ -114,7 +114,6 @@ public final class MQTTBroker: Sendable {
 
     private func bind(_ listener: MQTTListener) async throws -> NIOAsyncChannel<any Channel, Never> {
         let core = self.core
-        let configuration = core.configuration
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.backlog, value: 1024)
@@ -122,10 +121,7 @@ public final class MQTTBroker: Sendable {
             .bind(host: listener.host, port: listener.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try listener.configure(channel)
-                    try channel.pipeline.syncOperations.addHandlers([
-                        ByteToMessageHandler(MQTTPacketDecoder(maximumPacketSize: configuration.maximumPacketSize)),
-                        BrokerConnectionHandler(core: core, isSecure: listener.isSecure),
-                    ])
+                    try channel.pipeline.syncOperations.addHandler(BrokerConnectionHandler(core: core, isSecure: listener.isSecure))
                     return channel
                 }
             }

@@ -110,7 +110,8 @@ struct TopicTree<Subscriber: Hashable> {
     /// subscription; the broker merges them.
     mutating func matches(_ topic: String) -> [Match] {
         var result: [Match] = []
-        let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        // Levels split on the byte "/" (not on grapheme clusters: much cheaper, the same result).
+        let levels = topic.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Substring($0) }
         // Topics starting with $ are not matched by a leading wildcard (MQTT §4.7.2).
         let dollar = topic.utf8.first == UInt8(ascii: "$")
         Self.collect(levels[...], node: root, atRoot: true, dollar: dollar, into: &result)

@@ -68,9 +68,15 @@ extension ByteBuffer {
     }
 
     /// UTF-8 Encoded String: u16 length, well-formed UTF-8 without U+0000 (MQTT §1.5.4).
+    /// Validated straight from the buffer, without an intermediate array.
     mutating func mqttReadString(_ field: String) throws(MQTTError) -> String {
-        let bytes = try mqttReadBinary(field)
-        return try Self.mqttValidatedString(bytes, field: field)
+        let length = Int(try mqttReadUInt16(field))
+        guard readableBytes >= length else { throw .malformed("truncated \(field)") }
+        let view = readableBytesView.prefix(length)
+        guard !view.contains(0) else { throw .malformed("\(field) contains U+0000") }
+        guard let string = String(validating: view, as: UTF8.self) else { throw .malformed("\(field) is not well-formed UTF-8") }
+        moveReaderIndex(forwardBy: length)
+        return string
     }
 
     static func mqttValidatedString(_ bytes: [UInt8], field: String) throws(MQTTError) -> String {
