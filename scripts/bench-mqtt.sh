@@ -77,11 +77,12 @@ declare -A result
 for broker in mosquitto tether; do
     start_broker "$broker"
     echo "== $broker (pid $pid, port $port)" >&2
+    # Memory first, on the fresh broker: after load, freed heap is reused and hides the cost.
+    result[$broker,memory]=$(idle_memory)
     result[$broker,qos0]=$(measure --mode fan-in --publishers 50 -q 0 --size 64)
     result[$broker,qos1]=$(measure --mode fan-in --publishers 50 -q 1 --size 64)
     result[$broker,latency]=$(measure --mode fan-in --publishers 10 -q 0 --size 64 --rate 10000)
     result[$broker,fanout]=$(measure --mode fan-out --subscribers 20 -q 0 --size 64 --rate 2000)
-    result[$broker,memory]=$(idle_memory)
     kill "$pid"; wait "$pid" 2>/dev/null || true
 done
 
