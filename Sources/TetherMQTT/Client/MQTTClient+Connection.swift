@@ -86,7 +86,7 @@ extension MQTTClient {
             return MQTTError(.timeout, "no TCP connection to \(target) within \(configuration.connectTimeout)")
         }
         let text = "\(error)"
-        if text.contains("SSL") || text.contains("TLS") || text.contains("handshake") || text.contains("certificate") {
+        if "\(type(of: error))".contains("SSL") || text.contains("SSL") || text.contains("TLS") || text.contains("handshake") || text.contains("certificate") {
             return MQTTError(.tlsFailure, "TLS with \(target) failed: \(text)")
         }
         return MQTTError(.connectFailed, "cannot connect to \(target): \(text)")
@@ -196,7 +196,7 @@ extension MQTTClient {
             }
             return (Array(state.acknowledgements.values), state.connack)
         }
-        let reason = (error as? MQTTError) ?? MQTTError(.connectionClosed, error.map { "\($0)" } ?? "the broker closed the connection")
+        let reason = error.map { Self.connectError($0, configuration: configuration) } ?? MQTTError(.connectionClosed, "the broker closed the connection")
         connack?.resume(throwing: reason)
         for acknowledgement in pending { acknowledgement.complete(.failure(reason)) }
         if connack == nil { eventBroadcast.yield(.disconnected(error == nil ? nil : reason)) }
