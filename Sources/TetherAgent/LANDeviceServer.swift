@@ -45,14 +45,18 @@ public final class LANDeviceServer: Sendable {
 
     /// Binds and serves until cancelled; returns normally when cancelled.
     public func run() async throws {
-        let udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
-        let tcp: NIOAsyncChannel<NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>, Never>
+        var udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>?
+        let tcp: NIOAsyncChannel<any Channel, Never>
         do {
             udp = try await bindUDP(port: configuration.udpPort)
             let configuration = self.configuration
+            // Accepted channels are handed over raw, with reading off, and wrapped by the task that
+            // serves them: a NIOAsyncChannel made in the initializer and never served (a client
+            // connecting as the server stops) traps when it is released (swift-nio#2637).
             tcp = try await ServerBootstrap(group: group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.autoRead, value: false)
                 .bind(host: configuration.host, port: configuration.tcpPort) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers([
@@ -61,14 +65,16 @@ public final class LANDeviceServer: Sendable {
                             ByteToMessageHandler(GizwitsLANFrameDecoder(maximumLength: configuration.maximumFrameLength)),
                             MessageToByteHandler(GizwitsLANFrameEncoder()),
                         ])
-                        return try NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>(wrappingChannelSynchronously: channel)
+                        return channel
                     }
                 }
         } catch {
+            if let udp { try? await udp.executeThenClose { _, _ in } }
             let failure = TetherError(.bindFailed, "cannot listen on \(configuration.host) UDP \(configuration.udpPort) / TCP \(configuration.tcpPort): \(error)")
             bound.resolve(.failure(failure))
             throw failure
         }
+        guard let udp else { return }
         let addresses = LANDeviceAddresses(
             host: configuration.host,
             udpPort: udp.channel.localAddress?.port ?? configuration.udpPort,
@@ -86,7 +92,7 @@ public final class LANDeviceServer: Sendable {
 
     private func serve(
         udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>,
-        tcp: NIOAsyncChannel<NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>, Never>
+        tcp: NIOAsyncChannel<any Channel, Never>
     ) async throws {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.keepServingUDP(udp) }
@@ -207,8 +213,18 @@ public final class LANDeviceServer: Sendable {
         )
     }
 
-    private func serve(_ connection: NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>) async {
-        let channel = connection.channel
+    private func serve(_ channel: any Channel) async {
+        let connection: NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>
+        do {
+            connection = try await channel.eventLoop.submit {
+                let wrapped = try NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>(wrappingChannelSynchronously: channel)
+                channel.setOption(.autoRead, value: true).whenComplete { _ in }
+                return wrapped
+            }.get()
+        } catch {
+            channel.close(promise: nil)
+            return
+        }
         let client = channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
         let admitted = clients.withLock { clients in
             guard clients.count < configuration.maximumClients else { return false }

@@ -87,7 +87,7 @@ public final class MQTTBroker: Sendable {
         } catch {
             let failure = TetherError(.bindFailed, "cannot listen: \(error)")
             bound.resolve(.failure(failure))
-            for channel in channels { try? await channel.channel.close() }
+            for channel in channels { try? await channel.executeThenClose { _ in } }
             throw failure
         }
         bound.resolve(.success(channels.compactMap { $0.channel.localAddress }))

@@ -109,6 +109,16 @@ extension MQTTClient {
         do {
             connack = try await withCheckedThrowingContinuation { continuation in
                 state.withLock { $0.connack = continuation }
+                // The connection may already be gone (a failed TLS handshake): then nobody else
+                // would ever answer this continuation.
+                guard channel.isActive else {
+                    let (waiting, reason) = state.withLock { state in
+                        defer { state.connack = nil }
+                        return (state.connack, state.lastCloseError)
+                    }
+                    waiting?.resume(throwing: reason ?? MQTTError(.connectionClosed, "the connection closed before CONNACK"))
+                    return
+                }
                 let deadline = channel.eventLoop.scheduleTask(in: timeout) { [self] in
                     let waiting = state.withLock { state in
                         defer { state.connack = nil }
@@ -197,6 +207,7 @@ extension MQTTClient {
             return (Array(state.acknowledgements.values), state.connack)
         }
         let reason = error.map { Self.connectError($0, configuration: configuration) } ?? MQTTError(.connectionClosed, "the broker closed the connection")
+        state.withLock { $0.lastCloseError = reason }
         connack?.resume(throwing: reason)
         for acknowledgement in pending { acknowledgement.complete(.failure(reason)) }
         if connack == nil { eventBroadcast.yield(.disconnected(error == nil ? nil : reason)) }

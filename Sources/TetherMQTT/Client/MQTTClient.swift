@@ -57,6 +57,8 @@ public final class MQTTClient: Sendable {
         /// Messages that arrived while nobody listened (a resumed session's queue, server-side
         /// subscriptions), kept for the first ``MQTTClient/messages()`` stream.
         var backlog = Deque<MQTTMessage>()
+        /// Why the last connection ended, for a handshake that learns of it late.
+        var lastCloseError: MQTTError?
         var messageConsumers = 0
 
         mutating func allocatePacketID() -> UInt16 {
