@@ -107,6 +107,24 @@ struct CLITests {
         }
     }
 
+    @Test("tether mqtt sub -C 2 prints what tether mqtt pub and mosquitto_pub publish to mosquitto", .enabled(if: Mosquitto.available, "mosquitto is not installed"))
+    func mqttPubSub() async throws {
+        let broker = try Mosquitto()
+        let port = "\(broker.port)"
+        let subscriber = Task {
+            try await Executables.run(Executables.path("tether"), ["mqtt", "sub", "-h", "127.0.0.1", "-p", port, "-t", "cli/#", "-q", "1", "-C", "2", "-v", "-V", "5"])
+        }
+        try await Task.sleep(for: .milliseconds(700))
+        let published = try await Executables.run(Executables.path("tether"), ["mqtt", "pub", "-h", "127.0.0.1", "-p", port, "-t", "cli/a", "-m", "from tether", "-q", "2"])
+        #expect(published.status == 0, "\(published.stderr)")
+        _ = try await Executables.run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", port, "-t", "cli/b", "-m", "from mosquitto", "-q", "1"])
+        let output = try await subscriber.value
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stdout.split(separator: "\n") == ["cli/a from tether", "cli/b from mosquitto"])
+        let refused = try await Executables.run(Executables.path("tether"), ["mqtt", "pub", "-h", "127.0.0.1", "-p", port, "-t", "bad/#", "-m", "x"])
+        #expect(refused.status != 0)
+    }
+
     @Test("tether demo discovers, writes to and watches its built-in virtual device")
     func demo() async throws {
         let output = try await tether("demo", "--seconds", "1.5")
