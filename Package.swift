@@ -29,7 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
-        .target(name: "TetherCore"),
+        .target(name: "TetherCore", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         .target(
             name: "TetherGizwitsLAN",
             dependencies: [

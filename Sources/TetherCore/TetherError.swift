@@ -27,79 +27,68 @@ public struct TetherError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A stable error code: `rawValue` and `name` are part of the public API and never reused.
     ///
     /// Ranges: 1xxx the product model and values, 2xxx wire formats, 3xxx connections and devices.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: Int
-        public let name: String
+    public typealias Code = ErrorCode<TetherError>
+}
 
-        private init(_ rawValue: Int, _ name: String) {
-            self.rawValue = rawValue
-            self.name = name
-        }
-
-        public var description: String { "\(name) (\(rawValue))" }
-
-        public static func == (lhs: Code, rhs: Code) -> Bool { lhs.rawValue == rhs.rawValue }
-        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
-
+extension ErrorCode where Domain == TetherError {
         // 1xxx: product model and data point values
         /// A product model document could not be read or is inconsistent.
-        public static let invalidModel = Code(1001, "invalidModel")
+        public static var invalidModel: Self { Self(1001, "invalidModel") }
         /// A write or a value names a data point the product does not have.
-        public static let unknownDataPoint = Code(1002, "unknownDataPoint")
+        public static var unknownDataPoint: Self { Self(1002, "unknownDataPoint") }
         /// A write targets a data point that only the device may change.
-        public static let readOnlyDataPoint = Code(1003, "readOnlyDataPoint")
+        public static var readOnlyDataPoint: Self { Self(1003, "readOnlyDataPoint") }
         /// A value lies outside the data point's range (or its enum labels, or its length).
-        public static let valueOutOfRange = Code(1004, "valueOutOfRange")
+        public static var valueOutOfRange: Self { Self(1004, "valueOutOfRange") }
         /// A value has the wrong type for its data point (text for a bool, …).
-        public static let wrongValueType = Code(1005, "wrongValueType")
+        public static var wrongValueType: Self { Self(1005, "wrongValueType") }
         /// A number is not a multiple of the data point's step (ratio) from its offset.
-        public static let notMultipleOfStep = Code(1006, "notMultipleOfStep")
+        public static var notMultipleOfStep: Self { Self(1006, "notMultipleOfStep") }
         /// A data point uses a type that this format cannot carry.
-        public static let unsupportedDataType = Code(1007, "unsupportedDataType")
+        public static var unsupportedDataType: Self { Self(1007, "unsupportedDataType") }
         /// An argument given to an API is not valid (empty list, bad address, …).
-        public static let invalidArgument = Code(1008, "invalidArgument")
+        public static var invalidArgument: Self { Self(1008, "invalidArgument") }
         /// No product model is known for a device's product key, so its data points cannot be read.
-        public static let unknownProduct = Code(1009, "unknownProduct")
+        public static var unknownProduct: Self { Self(1009, "unknownProduct") }
 
         // 2xxx: wire formats
         /// Bytes received from the network do not form a valid frame or payload.
-        public static let malformedFrame = Code(2001, "malformedFrame")
+        public static var malformedFrame: Self { Self(2001, "malformedFrame") }
         /// A frame declares a length above the configured maximum.
-        public static let frameTooLarge = Code(2002, "frameTooLarge")
+        public static var frameTooLarge: Self { Self(2002, "frameTooLarge") }
         /// A frame carries a protocol version other than the one spoken.
-        public static let unsupportedVersion = Code(2003, "unsupportedVersion")
+        public static var unsupportedVersion: Self { Self(2003, "unsupportedVersion") }
         /// A P0 payload does not fit the product's data-point layout.
-        public static let malformedPayload = Code(2004, "malformedPayload")
+        public static var malformedPayload: Self { Self(2004, "malformedPayload") }
 
         // 3xxx: connections and devices
         /// A connection could not be established (refused, unreachable, no such host).
-        public static let connectionFailed = Code(3001, "connectionFailed")
+        public static var connectionFailed: Self { Self(3001, "connectionFailed") }
         /// The peer closed the connection, or the link was lost.
-        public static let connectionClosed = Code(3002, "connectionClosed")
+        public static var connectionClosed: Self { Self(3002, "connectionClosed") }
         /// The peer did not answer in time.
-        public static let timeout = Code(3003, "timeout")
+        public static var timeout: Self { Self(3003, "timeout") }
         /// The device refused to hand out its passcode: it is not in its binding window.
-        public static let notInBindingWindow = Code(3004, "notInBindingWindow")
+        public static var notInBindingWindow: Self { Self(3004, "notInBindingWindow") }
         /// The device refused the login (wrong passcode, or it has no room for another client).
-        public static let loginFailed = Code(3005, "loginFailed")
+        public static var loginFailed: Self { Self(3005, "loginFailed") }
         /// The device is not subscribed or not yet controllable.
-        public static let notControllable = Code(3006, "notControllable")
+        public static var notControllable: Self { Self(3006, "notControllable") }
         /// The device has not been seen on any path.
-        public static let deviceOffline = Code(3007, "deviceOffline")
+        public static var deviceOffline: Self { Self(3007, "deviceOffline") }
         /// The device answered with something the request did not expect.
-        public static let unexpectedResponse = Code(3008, "unexpectedResponse")
+        public static var unexpectedResponse: Self { Self(3008, "unexpectedResponse") }
         /// The operation was cancelled, or the client it belongs to was shut down.
-        public static let cancelled = Code(3009, "cancelled")
+        public static var cancelled: Self { Self(3009, "cancelled") }
         /// A local socket could not be opened (address in use, permission denied).
-        public static let bindFailed = Code(3010, "bindFailed")
+        public static var bindFailed: Self { Self(3010, "bindFailed") }
 
         /// Every code, for documentation and exhaustive tests.
-        public static let all: [Code] = [
+        public static var all: [Self] { [
             .invalidModel, .unknownDataPoint, .readOnlyDataPoint, .valueOutOfRange, .wrongValueType,
             .notMultipleOfStep, .unsupportedDataType, .invalidArgument, .unknownProduct,
             .malformedFrame, .frameTooLarge, .unsupportedVersion, .malformedPayload,
             .connectionFailed, .connectionClosed, .timeout, .notInBindingWindow, .loginFailed,
             .notControllable, .deviceOffline, .unexpectedResponse, .cancelled, .bindFailed,
-        ]
-    }
+        ] }
 }

@@ -62,7 +62,7 @@ public struct GizwitsLANFrame: Hashable, Sendable, CustomStringConvertible {
             }
         }
         guard prefix == 4 else { return nil }
-        guard case .value(let length, let varintBytes) = try buffer.gizwitsGetVarint(at: start + 4) else { return nil }
+        guard case let .value(length, byteCount: varintBytes) = try buffer.gizwitsGetVarint(at: start + 4) else { return nil }
         guard length >= 3 else {
             throw TetherError(.malformedFrame, "length \(length) is shorter than flag and command (3)")
         }

@@ -1,44 +1,23 @@
 import NIOCore
-
-enum MQTTVarintRead: Equatable {
-    case value(Int, byteCount: Int)
-    case needMoreBytes
-}
+import TetherCore
 
 extension ByteBuffer {
-    /// The MQTT Variable Byte Integer (7 bits a byte, least significant first), 1 to 4 bytes.
     @discardableResult
     mutating func mqttWriteVarint(_ value: Int) -> Int {
-        precondition(value >= 0 && value <= 268_435_455, "MQTT variable byte integer out of range")
-        var remaining = value
-        var written = 0
-        repeat {
-            var byte = UInt8(remaining & 0x7F)
-            remaining >>= 7
-            if remaining > 0 { byte |= 0x80 }
-            writeInteger(byte)
-            written += 1
-        } while remaining > 0
-        return written
+        VariableByteInteger.write(value, to: &self)
     }
 
-    static func mqttVarintSize(_ value: Int) -> Int {
-        value < 128 ? 1 : value < 16_384 ? 2 : value < 2_097_152 ? 3 : 4
-    }
+    static func mqttVarintSize(_ value: Int) -> Int { VariableByteInteger.size(of: value) }
 
-    func mqttGetVarint(at index: Int) throws(MQTTError) -> MQTTVarintRead {
-        var value = 0
-        for position in 0..<4 {
-            guard let byte = getInteger(at: index + position, as: UInt8.self) else { return .needMoreBytes }
-            value |= Int(byte & 0x7F) << (7 * position)
-            if byte & 0x80 == 0 { return .value(value, byteCount: position + 1) }
-        }
-        throw .malformed("variable byte integer longer than 4 bytes")
+    func mqttGetVarint(at index: Int) throws(MQTTError) -> VariableByteInteger.Read {
+        let read = VariableByteInteger.read(from: self, at: index)
+        if read == .tooLong { throw .malformed("variable byte integer longer than 4 bytes") }
+        return read
     }
 
     /// Reads a variable byte integer that must be complete (inside a packet whose length is known).
     mutating func mqttReadVarint() throws(MQTTError) -> Int {
-        guard case .value(let value, let count) = try mqttGetVarint(at: readerIndex) else {
+        guard case let .value(value, byteCount: count) = try mqttGetVarint(at: readerIndex) else {
             throw .malformed("truncated variable byte integer")
         }
         moveReaderIndex(forwardBy: count)

@@ -1,3 +1,5 @@
+public import TetherCore
+
 /// The error type of ``TetherMQTT``: codec, client and broker. Codes are stable; `message` is
 /// safe to log (it never contains passwords or payloads).
 public struct MQTTError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -18,57 +20,7 @@ public struct MQTTError: Error, Hashable, Sendable, CustomStringConvertible {
         return "MQTTError(\(code)): \(message)"
     }
 
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: Int
-        public let name: String
-
-        private init(_ rawValue: Int, _ name: String) {
-            self.rawValue = rawValue
-            self.name = name
-        }
-
-        public var description: String { "\(name) (\(rawValue))" }
-        public static func == (lhs: Code, rhs: Code) -> Bool { lhs.rawValue == rhs.rawValue }
-        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
-
-        /// Bytes that do not form a valid MQTT packet (bad remaining length, reserved flags,
-        /// invalid UTF-8, wildcards in a topic name, truncated fields…).
-        public static let malformedPacket = Code(4001, "malformedPacket")
-        /// A well-formed packet that the protocol does not allow here (a second CONNECT, an
-        /// unknown property for this packet, a property given twice…).
-        public static let protocolError = Code(4002, "protocolError")
-        /// A packet larger than the negotiated maximum.
-        public static let packetTooLarge = Code(4003, "packetTooLarge")
-        /// The peer speaks a protocol level this side does not.
-        public static let unsupportedProtocolVersion = Code(4004, "unsupportedProtocolVersion")
-        /// The server refused the connection; `reasonCode` says why.
-        public static let connectionRefused = Code(4005, "connectionRefused")
-        /// The connection was closed, by the peer or the network.
-        public static let connectionClosed = Code(4006, "connectionClosed")
-        /// No answer in time (CONNACK, SUBACK, keep-alive).
-        public static let timeout = Code(4007, "timeout")
-        /// The TLS handshake failed (untrusted certificate, wrong host name, protocol mismatch).
-        public static let tlsFailure = Code(4008, "tlsFailure")
-        /// The host name could not be resolved.
-        public static let dnsFailure = Code(4009, "dnsFailure")
-        /// The TCP connection could not be established.
-        public static let connectFailed = Code(4010, "connectFailed")
-        /// The offline queue is full: the message was not accepted.
-        public static let offlineQueueFull = Code(4011, "offlineQueueFull")
-        /// The server refused a subscription (`reasonCode`).
-        public static let subscriptionRefused = Code(4012, "subscriptionRefused")
-        /// The server refused a publication (v5 PUBACK/PUBREC reason code).
-        public static let publishRefused = Code(4013, "publishRefused")
-        /// The operation needs a connection and there is none.
-        public static let notConnected = Code(4014, "notConnected")
-        /// An argument is invalid (a topic with wildcards, QoS above the server's maximum…).
-        public static let invalidArgument = Code(4015, "invalidArgument")
-        /// The operation was cancelled or the client shut down.
-        public static let cancelled = Code(4016, "cancelled")
-        /// The server disconnected this client (`reasonCode`: takeover, shutdown, keep-alive…).
-        public static let disconnected = Code(4017, "disconnected")
-    }
-
+    public typealias Code = ErrorCode<MQTTError>
     static func malformed(_ message: String) -> MQTTError {
         MQTTError(.malformedPacket, message, reasonCode: .malformedPacket)
     }
@@ -76,4 +28,43 @@ public struct MQTTError: Error, Hashable, Sendable, CustomStringConvertible {
     static func protocolError(_ message: String) -> MQTTError {
         MQTTError(.protocolError, message, reasonCode: .protocolError)
     }
+}
+
+extension ErrorCode where Domain == MQTTError {
+    /// Bytes that do not form a valid MQTT packet (bad remaining length, reserved flags,
+    /// invalid UTF-8, wildcards in a topic name, truncated fields…).
+    public static var malformedPacket: Self { Self(4001, "malformedPacket") }
+    /// A well-formed packet that the protocol does not allow here (a second CONNECT, an
+    /// unknown property for this packet, a property given twice…).
+    public static var protocolError: Self { Self(4002, "protocolError") }
+    /// A packet larger than the negotiated maximum.
+    public static var packetTooLarge: Self { Self(4003, "packetTooLarge") }
+    /// The peer speaks a protocol level this side does not.
+    public static var unsupportedProtocolVersion: Self { Self(4004, "unsupportedProtocolVersion") }
+    /// The server refused the connection; `reasonCode` says why.
+    public static var connectionRefused: Self { Self(4005, "connectionRefused") }
+    /// The connection was closed, by the peer or the network.
+    public static var connectionClosed: Self { Self(4006, "connectionClosed") }
+    /// No answer in time (CONNACK, SUBACK, keep-alive).
+    public static var timeout: Self { Self(4007, "timeout") }
+    /// The TLS handshake failed (untrusted certificate, wrong host name, protocol mismatch).
+    public static var tlsFailure: Self { Self(4008, "tlsFailure") }
+    /// The host name could not be resolved.
+    public static var dnsFailure: Self { Self(4009, "dnsFailure") }
+    /// The TCP connection could not be established.
+    public static var connectFailed: Self { Self(4010, "connectFailed") }
+    /// The offline queue is full: the message was not accepted.
+    public static var offlineQueueFull: Self { Self(4011, "offlineQueueFull") }
+    /// The server refused a subscription (`reasonCode`).
+    public static var subscriptionRefused: Self { Self(4012, "subscriptionRefused") }
+    /// The server refused a publication (v5 PUBACK/PUBREC reason code).
+    public static var publishRefused: Self { Self(4013, "publishRefused") }
+    /// The operation needs a connection and there is none.
+    public static var notConnected: Self { Self(4014, "notConnected") }
+    /// An argument is invalid (a topic with wildcards, QoS above the server's maximum…).
+    public static var invalidArgument: Self { Self(4015, "invalidArgument") }
+    /// The operation was cancelled or the client shut down.
+    public static var cancelled: Self { Self(4016, "cancelled") }
+    /// The server disconnected this client (`reasonCode`: takeover, shutdown, keep-alive…).
+    public static var disconnected: Self { Self(4017, "disconnected") }
 }

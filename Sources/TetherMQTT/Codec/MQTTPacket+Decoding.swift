@@ -1,4 +1,5 @@
 public import NIOCore
+import TetherCore
 
 extension MQTTPacket {
     /// Reads one packet from a stream. Returns nil, without moving the reader index, when the
@@ -10,7 +11,7 @@ extension MQTTPacket {
     public static func read(from buffer: inout ByteBuffer, version: MQTTVersion?, maximumPacketSize: Int = 268_435_460) throws(MQTTError) -> MQTTPacket? {
         let start = buffer.readerIndex
         guard let first = buffer.getInteger(at: start, as: UInt8.self) else { return nil }
-        guard case .value(let remaining, let lengthBytes) = try buffer.mqttGetVarint(at: start + 1) else { return nil }
+        guard case let .value(remaining, byteCount: lengthBytes) = try buffer.mqttGetVarint(at: start + 1) else { return nil }
         let total = 1 + lengthBytes + remaining
         guard total <= maximumPacketSize else {
             throw MQTTError(.packetTooLarge, "a packet of \(total) bytes exceeds the maximum of \(maximumPacketSize)", reasonCode: .packetTooLarge)
