@@ -24,6 +24,9 @@ struct MQTTBrokerCommand: AsyncParsableCommand {
     @Option(name: .long, help: "TCP port.")
     var port = 1883
 
+    @Option(name: .customLong("websocket-port"), help: "Also serve MQTT over WebSocket on this port (path /mqtt).")
+    var webSocketPort: Int?
+
     @Option(name: .customLong("max-packet-size"), help: "Largest packet accepted, bytes.")
     var maximumPacketSize = 1 << 20
 
@@ -37,7 +40,10 @@ struct MQTTBrokerCommand: AsyncParsableCommand {
         let verbose = self.verbose
         try await runUntilTerminated {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await broker.run(listeners: [.tcp(host: bind, port: port)]) }
+                var listeners: [MQTTListener] = [.tcp(host: bind, port: port)]
+                if let webSocketPort { listeners.append(.webSocket(host: bind, port: webSocketPort)) }
+                let all = listeners
+                group.addTask { try await broker.run(listeners: all) }
                 for address in try await broker.addresses() {
                     printLine("listening on \(address.ipAddress ?? bind):\(address.port ?? port)")
                 }

@@ -38,6 +38,23 @@ class Broker:
 
 
 @pytest.fixture
+def ws_broker():
+    port, ws_port = free_port(), free_port()
+    process = subprocess.Popen(
+        [os.path.join(BIN, "tether"), "mqtt", "broker", "--bind", "127.0.0.1", "--port", str(port), "--websocket-port", str(ws_port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(ws_port)
+        broker = Broker(port, process)
+        broker.ws_port = ws_port
+        yield broker
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
 def broker():
     port = free_port()
     process = subprocess.Popen(

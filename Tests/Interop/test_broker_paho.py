@@ -324,3 +324,26 @@ def test_mosquitto_clients(broker):
     subprocess.run(["mosquitto_pub", "-h", broker.host, "-p", str(broker.port), "-t", "cli/b", "-m", "two", "-q", "2", "-V", "mqttv5"], check=True)
     out, _ = sub.communicate(timeout=10)
     assert out.splitlines() == ["cli/a one", "cli/b two"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_paho_over_websocket(ws_broker, version):
+    kwargs = {"callback_api_version": mqtt.CallbackAPIVersion.VERSION2, "protocol": version, "transport": "websockets"}
+    received = queue.Queue()
+    client = mqtt.Client(**kwargs)
+    client.ws_set_options(path="/mqtt")
+    connected = threading.Event()
+    subscribed = threading.Event()
+    client.on_connect = lambda *a: connected.set()
+    client.on_subscribe = lambda *a: subscribed.set()
+    client.on_message = lambda c, u, m: received.put(m)
+    client.connect("127.0.0.1", ws_broker.ws_port)
+    client.loop_start()
+    assert connected.wait(5), "no CONNACK over WebSocket"
+    client.subscribe("ws/#", 1)
+    assert subscribed.wait(5)
+    client.publish("ws/paho", b"over websocket", qos=1).wait_for_publish(5)
+    message = received.get(timeout=5)
+    assert (message.topic, message.payload) == ("ws/paho", b"over websocket")
+    client.disconnect()
+    client.loop_stop()

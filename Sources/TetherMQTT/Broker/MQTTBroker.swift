@@ -120,8 +120,10 @@ public final class MQTTBroker: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .bind(host: listener.host, port: listener.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try listener.configure(channel)
-                    try channel.pipeline.syncOperations.addHandler(BrokerConnectionHandler(core: core, isSecure: listener.isSecure))
+                    let isSecure = listener.isSecure
+                    try listener.configure(channel) { channel in
+                        try channel.pipeline.syncOperations.addHandler(BrokerConnectionHandler(core: core, isSecure: isSecure))
+                    }
                     return channel
                 }
             }
@@ -145,6 +147,9 @@ public struct MQTTListener: Sendable {
     enum Transport: Sendable {
         case tcp
         case custom(@Sendable (any Channel) throws -> Void, isSecure: Bool)
+        /// Prepares the channel and adds the MQTT handler itself, when the transport is ready for
+        /// MQTT bytes (after a WebSocket upgrade).
+        case layered(isSecure: Bool, prepare: @Sendable (any Channel, _ addMQTT: @escaping @Sendable (any Channel) throws -> Void) throws -> Void)
     }
 
     /// Plain MQTT over TCP (1883 by convention).
@@ -159,11 +164,22 @@ public struct MQTTListener: Sendable {
     }
 
     var isSecure: Bool {
-        if case .custom(_, let secure) = transport { return secure }
-        return false
+        switch transport {
+        case .tcp: return false
+        case .custom(_, let secure), .layered(let secure, _): return secure
+        }
     }
 
-    func configure(_ channel: any Channel) throws {
-        if case .custom(let configure, _) = transport { try configure(channel) }
+    /// Prepares a new channel and adds the MQTT handler, now or once the transport is ready.
+    func configure(_ channel: any Channel, addMQTT: @escaping @Sendable (any Channel) throws -> Void) throws {
+        switch transport {
+        case .tcp:
+            try addMQTT(channel)
+        case .custom(let configure, _):
+            try configure(channel)
+            try addMQTT(channel)
+        case .layered(_, let prepare):
+            try prepare(channel, addMQTT)
+        }
     }
 }

@@ -46,27 +46,47 @@ extension MQTTClient {
         let configuration = self.configuration
         let keepAlive = configuration.keepAlive
         let pingTimeout = TimeAmount.seconds(Int64(max(1, min(Int(keepAlive), 10))))
+        let readiness = TransportReadiness()
+        let client = self
         do {
-            return try await ClientBootstrap(group: group)
+            let channel = try await ClientBootstrap(group: group)
                 .connectTimeout(TimeAmount(configuration.connectTimeout))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer { [self] channel in
+                .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        if case .custom(_, let configure) = configuration.transport.base { try configure(channel, configuration.host) }
                         let id = ObjectIdentifier(channel)
-                        var handlers: [any ChannelHandler] = []
-                        if keepAlive > 0 { handlers.append(IdleStateHandler(writeTimeout: .seconds(Int64(keepAlive)))) }
-                        handlers.append(ByteToMessageHandler(MQTTPacketDecoder(version: configuration.version, maximumPacketSize: configuration.maximumPacketSize)))
-                        handlers.append(MQTTClientHandler(
-                            pingTimeout: pingTimeout,
-                            onPacket: { [weak self] packet in self?.receive(packet, channel: id) },
-                            onClose: { [weak self] error in self?.connectionEnded(channel: id, error: error) }
-                        ))
-                        try channel.pipeline.syncOperations.addHandlers(handlers)
+                        let addMQTT: @Sendable (any Channel) throws -> Void = { channel in
+                            var handlers: [any ChannelHandler] = []
+                            if keepAlive > 0 { handlers.append(IdleStateHandler(writeTimeout: .seconds(Int64(keepAlive)))) }
+                            handlers.append(ByteToMessageHandler(MQTTPacketDecoder(version: configuration.version, maximumPacketSize: configuration.maximumPacketSize)))
+                            handlers.append(MQTTClientHandler(
+                                pingTimeout: pingTimeout,
+                                onPacket: { [weak client] packet in client?.receive(packet, channel: id) },
+                                onClose: { [weak client] error in client?.connectionEnded(channel: id, error: error) }
+                            ))
+                            try channel.pipeline.syncOperations.addHandlers(handlers)
+                        }
+                        switch configuration.transport.base {
+                        case .tcp:
+                            try addMQTT(channel)
+                        case .custom(_, let configure):
+                            try configure(channel, configuration.host)
+                            try addMQTT(channel)
+                        case .webSocket(let path, let secure):
+                            try secure?(channel, configuration.host)
+                            readiness.set(try WebSocketClientSetup.install(on: channel, host: configuration.host, port: configuration.port, path: path, addMQTT: addMQTT))
+                        }
                     }
                 }
                 .connect(host: configuration.host, port: configuration.port)
                 .get()
+            if let ready = readiness.future {
+                // The upgrade must finish within the connect timeout too.
+                let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(configuration.connectTimeout)) { channel.close(promise: nil) }
+                defer { deadline.cancel() }
+                try await ready.get()
+            }
+            return channel
         } catch {
             throw Self.connectError(error, configuration: configuration)
         }

@@ -1,5 +1,5 @@
 #if canImport(NIOSSL)
-import NIOCore
+public import NIOCore
 public import NIOSSL
 
 extension MQTTTransport {
@@ -22,12 +22,32 @@ extension MQTTTransport {
         }
     }
 
+    /// MQTT over WebSocket over TLS (`wss://host:port/path`).
+    public static func webSocket(path: String = "/mqtt", tls configuration: TLSConfiguration, serverHostname: String? = nil) throws(MQTTError) -> MQTTTransport {
+        guard case .custom(_, let secure) = try tls(configuration, serverHostname: serverHostname).base else {
+            preconditionFailure("tls(_:) makes a custom transport")
+        }
+        return MQTTTransport(base: .webSocket(path: path, secure: secure))
+    }
+
     static func isIPAddress(_ host: String) -> Bool {
         (try? SocketAddress(ipAddress: host, port: 0)) != nil
     }
 }
 
 extension MQTTListener {
+    /// Installs TLS on a listener's channels, for ``MQTTListener/webSocket(host:port:path:secure:)``
+    /// (wss).
+    public static func tlsHandler(_ configuration: TLSConfiguration) throws(MQTTError) -> @Sendable (any Channel) throws -> Void {
+        let context: NIOSSLContext
+        do {
+            context = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw MQTTError(.tlsFailure, "the TLS configuration cannot be used: \(error)")
+        }
+        return { channel in try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context)) }
+    }
+
     /// MQTT over TLS for the broker: `configuration` carries the server's certificate chain and
     /// key (and, for mutual TLS, the client trust roots and `certificateVerification`).
     public static func tls(host: String = "0.0.0.0", port: Int = 8883, configuration: TLSConfiguration) throws(MQTTError) -> MQTTListener {

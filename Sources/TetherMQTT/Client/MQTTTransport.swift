@@ -4,8 +4,10 @@ public import NIOCore
 public struct MQTTTransport: Sendable {
     enum Base: Sendable {
         case tcp
-        /// Installs handlers (TLS, WebSocket) between the socket and MQTT; `isSecure` for logs.
+        /// Installs handlers (TLS) between the socket and MQTT.
         case custom(name: String, configure: @Sendable (any Channel, _ host: String) throws -> Void)
+        /// MQTT in WebSocket binary frames after an HTTP upgrade of `path`; `secure` adds TLS first.
+        case webSocket(path: String, secure: (@Sendable (any Channel, _ host: String) throws -> Void)?)
     }
 
     let base: Base
@@ -19,10 +21,16 @@ public struct MQTTTransport: Sendable {
         MQTTTransport(base: .custom(name: name, configure: configure))
     }
 
+    /// MQTT over WebSocket (`ws://host:port/path`), subprotocol `mqtt`.
+    public static func webSocket(path: String = "/mqtt") -> MQTTTransport {
+        MQTTTransport(base: .webSocket(path: path, secure: nil))
+    }
+
     var name: String {
         switch base {
         case .tcp: return "tcp"
         case .custom(let name, _): return name
+        case .webSocket(_, let secure): return secure == nil ? "ws" : "wss"
         }
     }
 }
