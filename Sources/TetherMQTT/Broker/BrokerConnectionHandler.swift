@@ -37,6 +37,8 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     private var remoteAddress = "unknown"
     /// Bytes received and not yet decoded.
     private var inbound: ByteBuffer?
+    /// Deliveries routed from this client's publications, queued in batches (see ``commitDeliveries()``).
+    private var outbox: [BrokerCore.Delivery] = []
     /// Unknown until CONNECT.
     private var decodingVersion: MQTTVersion?
 
@@ -79,6 +81,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         guard var buffer = inbound else { return }
         inbound = nil
         defer {
+            commitDeliveries()
             if case .closed = phase {
                 inbound = nil
             } else if buffer.readableBytes > 0 {
@@ -98,7 +101,16 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             }
             if decodingVersion == nil, case .connect(let connect) = packet { decodingVersion = connect.version }
             receive(packet)
+            if outbox.count >= 64 { commitDeliveries() }
         }
+    }
+
+    /// Queues the deliveries routed so far; a congested subscriber may pause reading here.
+    private func commitDeliveries() {
+        guard !outbox.isEmpty else { return }
+        let batch = outbox
+        outbox.removeAll(keepingCapacity: true)
+        core.commit(batch, pausing: reference)
     }
 
     private func receive(_ packet: MQTTPacket) {
@@ -387,9 +399,9 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         }
         switch publish.qos {
         case .atMostOnce:
-            core.publish(message, from: session, pausing: reference)
+            _ = core.route(message, from: session, into: &outbox)
         case .atLeastOnce:
-            let delivered = core.publish(message, from: session, pausing: reference)
+            let delivered = core.route(message, from: session, into: &outbox)
             write([.puback(MQTTAck(packetID: publish.packetID!, reasonCode: delivered == 0 && version == .v5 ? .noMatchingSubscribers : .success))])
         case .exactlyOnce:
             let id = publish.packetID!
@@ -399,7 +411,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             }
             if overLimit { return close(reason: .receiveMaximumExceeded, because: .protocolError) }
             // Delivered on first receipt only: a resent PUBLISH (DUP) with a known id is not routed again.
-            let delivered = isNew ? core.publish(message, from: session, pausing: reference) : 1
+            let delivered = isNew ? core.route(message, from: session, into: &outbox) : 1
             write([.pubrec(MQTTAck(packetID: id, reasonCode: delivered == 0 && version == .v5 ? .noMatchingSubscribers : .success))])
         }
     }

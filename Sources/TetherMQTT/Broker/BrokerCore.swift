@@ -242,12 +242,26 @@ final class BrokerCore: Sendable {
         persistence.saveRetained(topic: message.topic, message: stored)
     }
 
-    /// Delivers a message to every matching subscription; returns how many sessions got it.
-    /// `publisher` is the sending session, for v5 No Local. When `pause` is given and a
-    /// subscriber is congested, the publisher is registered with it and `pause` is called: the
-    /// publisher's connection stops reading until the subscriber drains.
+    /// A message on its way to one session, decided but not yet queued.
+    struct Delivery {
+        let session: BrokerSession
+        let pending: PendingMessage
+    }
+
+    /// Delivers a message to every matching subscription now; returns how many sessions got it.
     @discardableResult
-    func publish(_ message: MQTTMessage, from publisher: BrokerSession?, pausing connection: BrokerConnectionReference? = nil) -> Int {
+    func publish(_ message: MQTTMessage, from publisher: BrokerSession?) -> Int {
+        var deliveries: [Delivery] = []
+        let count = route(message, from: publisher, into: &deliveries)
+        commit(deliveries, pausing: nil)
+        return count
+    }
+
+    /// Decides who gets a message (`publisher` is the sending session, for v5 No Local) and adds
+    /// one delivery per session to `deliveries`; returns how many sessions that is. Nothing is
+    /// queued until ``commit(_:pausing:)``, so that a connection can queue what one read brought
+    /// in with one lock and one wake-up per subscriber.
+    func route(_ message: MQTTMessage, from publisher: BrokerSession?, into deliveries: inout [Delivery]) -> Int {
         if message.retain { retain(message) }
         let matches = state.withLockedValue { state in state.tree.matches(message.topic) }
         guard !matches.isEmpty else { return 0 }
@@ -256,7 +270,7 @@ final class BrokerCore: Sendable {
         if matches.count == 1 {
             let match = matches[0]
             if match.options.noLocal, match.subscriber.session === publisher { return 0 }
-            deliver(message, to: match.subscriber.session, qos: min(message.qos, match.options.qos), retainAsPublished: match.options.retainAsPublished, identifiers: match.identifier.map { [$0] } ?? [], deadline: deadline, now: now, pausing: connection)
+            deliver(message, to: match.subscriber.session, qos: min(message.qos, match.options.qos), retainAsPublished: match.options.retainAsPublished, identifiers: match.identifier.map { [$0] } ?? [], deadline: deadline, into: &deliveries)
             return 1
         }
         // A session with several matching subscriptions gets the message once, at the highest QoS.
@@ -279,12 +293,12 @@ final class BrokerCore: Sendable {
         }
         for key in order {
             let (session, qos, retainAsPublished, identifiers) = merged[key]!
-            deliver(message, to: session, qos: qos, retainAsPublished: retainAsPublished, identifiers: identifiers, deadline: deadline, now: now, pausing: connection)
+            deliver(message, to: session, qos: qos, retainAsPublished: retainAsPublished, identifiers: identifiers, deadline: deadline, into: &deliveries)
         }
         return order.count
     }
 
-    private func deliver(_ message: MQTTMessage, to session: BrokerSession, qos: MQTTQoS, retainAsPublished: Bool, identifiers: [Int], deadline: NIODeadline?, now: NIODeadline, pausing publisher: BrokerConnectionReference?) {
+    private func deliver(_ message: MQTTMessage, to session: BrokerSession, qos: MQTTQoS, retainAsPublished: Bool, identifiers: [Int], deadline: NIODeadline?, into deliveries: inout [Delivery]) {
         var outgoing = message
         outgoing.qos = qos
         outgoing.retain = retainAsPublished && message.retain
@@ -292,20 +306,39 @@ final class BrokerCore: Sendable {
             sink(outgoing)
             return
         }
-        let pending = PendingMessage(message: outgoing, deadline: deadline, subscriptionIdentifiers: identifiers)
+        deliveries.append(Delivery(session: session, pending: PendingMessage(message: outgoing, deadline: deadline, subscriptionIdentifiers: identifiers)))
+    }
+
+    /// Queues deliveries, one lock and at most one drain request per session. A congested
+    /// session pauses the `publisher` connection (backpressure). Sessions without a connection
+    /// keep what a persistent session must keep and drop the rest.
+    func commit(_ deliveries: [Delivery], pausing publisher: BrokerConnectionReference?) {
+        var index = 0
+        while index < deliveries.count {
+            let session = deliveries[index].session
+            var end = index + 1
+            while end < deliveries.count, deliveries[end].session === session { end += 1 }
+            commit(deliveries[index..<end], to: session, pausing: publisher)
+            index = end
+        }
+    }
+
+    private func commit(_ batch: ArraySlice<Delivery>, to session: BrokerSession, pausing publisher: BrokerConnectionReference?) {
         var snapshot: MQTTStoredSession?
         let connection = session.lock.withLock { () -> BrokerConnectionReference? in
             guard let connection = session.connection else {
-                guard !session.endsWithConnection, qos != .atMostOnce || configuration.queueQoS0Messages else { return nil }
-                session.queue.append(pending)
-                if session.queue.count > configuration.maximumQueuedMessages { session.queue.removeFirst() }
+                guard !session.endsWithConnection else { return nil }
+                for delivery in batch where delivery.pending.message.qos != .atMostOnce || configuration.queueQoS0Messages {
+                    session.queue.append(delivery.pending)
+                }
+                while session.queue.count > configuration.maximumQueuedMessages { session.queue.removeFirst() }
                 snapshot = session.stored()
                 return nil
             }
             // Only appended here, whatever thread this is: the connection's own event loop moves
             // the queue to the socket while the socket takes it, so memory stays bounded.
-            session.queue.append(pending)
-            if session.queue.count > configuration.maximumQueuedMessages { session.queue.removeFirst() }
+            for delivery in batch { session.queue.append(delivery.pending) }
+            while session.queue.count > configuration.maximumQueuedMessages { session.queue.removeFirst() }
             if let publisher, session.isCongested, publisher.pauseReading() {
                 session.pausedPublishers.append(publisher)
             }

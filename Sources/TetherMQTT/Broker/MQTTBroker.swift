@@ -118,6 +118,9 @@ public final class MQTTBroker: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.backlog, value: 1024)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // One read per connection per event-loop turn: with many publishers on a loop, the
+            // drains of their subscribers get their turn in between (fairness under load).
+            .childChannelOption(.maxMessagesPerRead, value: 1)
             .bind(host: listener.host, port: listener.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let isSecure = listener.isSecure

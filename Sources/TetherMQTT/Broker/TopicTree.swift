@@ -36,10 +36,15 @@ struct TopicTree<Subscriber: Hashable> {
 
     private var root = Node()
     private(set) var count = 0
+    /// Matches by topic, for topics matched by no shared group (those rotate): devices publish to
+    /// the same few topics over and over. Cleared by every subscription change.
+    private var cache: [String: [Match]] = [:]
+    private static var cacheLimit: Int { 16_384 }
 
     /// Adds or replaces a subscription. Returns true when it is new.
     @discardableResult
     mutating func insert(_ subscriber: Subscriber, options: MQTTTopicSubscription, identifier: Int? = nil) -> Bool {
+        cache.removeAll(keepingCapacity: true)
         let (group, filter) = MQTTTopic.sharedSubscription(options.filter).map { (Optional($0.group), $0.filter) } ?? (nil, options.filter)
         var node = root
         let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
@@ -78,6 +83,7 @@ struct TopicTree<Subscriber: Hashable> {
     /// Removes a subscription. Returns true when it existed.
     @discardableResult
     mutating func remove(_ subscriber: Subscriber, filter fullFilter: String) -> Bool {
+        cache.removeAll(keepingCapacity: true)
         let (group, filter) = MQTTTopic.sharedSubscription(fullFilter).map { (Optional($0.group), $0.filter) } ?? (nil, fullFilter)
         let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
         let removed = Self.remove(subscriber, group: group, levels: levels[...], from: root)
@@ -109,30 +115,37 @@ struct TopicTree<Subscriber: Hashable> {
     /// round robin. A subscriber with several matching plain subscriptions appears once per
     /// subscription; the broker merges them.
     mutating func matches(_ topic: String) -> [Match] {
+        if let cached = cache[topic] { return cached }
         var result: [Match] = []
+        var rotated = false
         // Levels split on the byte "/" (not on grapheme clusters: much cheaper, the same result).
         let levels = topic.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Substring($0) }
         // Topics starting with $ are not matched by a leading wildcard (MQTT §4.7.2).
         let dollar = topic.utf8.first == UInt8(ascii: "$")
-        Self.collect(levels[...], node: root, atRoot: true, dollar: dollar, into: &result)
+        Self.collect(levels[...], node: root, atRoot: true, dollar: dollar, into: &result, rotated: &rotated)
+        if !rotated {
+            if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[topic] = result
+        }
         return result
     }
 
-    private static func collect(_ levels: ArraySlice<Substring>, node: Node, atRoot: Bool, dollar: Bool, into result: inout [Match]) {
+    private static func collect(_ levels: ArraySlice<Substring>, node: Node, atRoot: Bool, dollar: Bool, into result: inout [Match], rotated: inout Bool) {
         let wildcardsAllowed = !(atRoot && dollar)
         if wildcardsAllowed {
-            append(node.hash, node.sharedHash, into: &result)
+            append(node.hash, node.sharedHash, into: &result, rotated: &rotated)
         }
         guard let level = levels.first else {
-            append(node.here, node.sharedHere, into: &result)
+            append(node.here, node.sharedHere, into: &result, rotated: &rotated)
             return
         }
         let rest = levels.dropFirst()
-        if let child = node.children[level] { collect(rest, node: child, atRoot: false, dollar: dollar, into: &result) }
-        if wildcardsAllowed, let plus = node.plus { collect(rest, node: plus, atRoot: false, dollar: dollar, into: &result) }
+        if let child = node.children[level] { collect(rest, node: child, atRoot: false, dollar: dollar, into: &result, rotated: &rotated) }
+        if wildcardsAllowed, let plus = node.plus { collect(rest, node: plus, atRoot: false, dollar: dollar, into: &result, rotated: &rotated) }
     }
 
-    private static func append(_ plain: [Subscriber: Entry], _ shared: [String: SharedGroup], into result: inout [Match]) {
+    private static func append(_ plain: [Subscriber: Entry], _ shared: [String: SharedGroup], into result: inout [Match], rotated: inout Bool) {
+        if !shared.isEmpty { rotated = true }
         for (subscriber, entry) in plain {
             result.append(Match(subscriber: subscriber, options: entry.options, identifier: entry.identifier))
         }
