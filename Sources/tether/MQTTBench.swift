@@ -66,6 +66,9 @@ struct MQTTBench: AsyncParsableCommand {
     @Option(help: "Seconds to hold idle connections (0: until interrupted).")
     var hold: Double = 0
 
+    @Option(name: .customLong("idle-keep-alive"), help: "Keep-alive of idle connections, seconds (0: none).")
+    var idleKeepAlive: UInt16 = 900
+
     @Flag(help: "Print one JSON object.")
     var json = false
 
@@ -176,7 +179,7 @@ struct MQTTBench: AsyncParsableCommand {
             let result = try await withThrowingTaskGroup(of: (any Channel).self) { tasks in
                 for index in start..<(start + batch) {
                     tasks.addTask {
-                        try await BenchConnection.open(host: host, port: port, version: version, clientID: "idle-\(run)-\(index)", keepAlive: 900, group: group).0
+                        try await BenchConnection.open(host: host, port: port, version: version, clientID: "idle-\(run)-\(index)", keepAlive: idleKeepAlive, group: group).0
                     }
                 }
                 return try await tasks.reduce(into: [any Channel]()) { $0.append($1) }
