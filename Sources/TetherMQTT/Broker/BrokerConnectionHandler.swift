@@ -39,6 +39,10 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     private var inbound: ByteBuffer?
     /// Deliveries routed from this client's publications, queued in batches (see ``commitDeliveries()``).
     private var outbox: [BrokerCore.Delivery] = []
+    /// Keep-alive: the last time anything arrived, and the timer that checks it (cheaper per
+    /// connection than an IdleStateHandler in the pipeline).
+    private var lastRead = NIODeadline.now()
+    private var keepAliveTimer: Scheduled<Void>?
     /// Unknown until CONNECT.
     private var decodingVersion: MQTTVersion?
 
@@ -66,6 +70,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     // MARK: Inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        lastRead = .now()
         var bytes = unwrapInboundIn(data)
         if inbound == nil {
             inbound = bytes
@@ -153,12 +158,20 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         close(reason: error.reasonCode ?? .malformedPacket)
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
-            closeReason = .keepAliveTimeout
-            return close(reason: .keepAliveTimeout)
+    /// Closes the connection when nothing arrived for `timeout` (1.5 × the client's keep-alive).
+    private func scheduleKeepAliveCheck(after delay: TimeAmount, timeout: TimeAmount) {
+        guard let context else { return }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        keepAliveTimer = context.eventLoop.scheduleTask(in: delay) {
+            let handler = bound.value
+            let silent = NIODeadline.now() - handler.lastRead
+            if silent >= timeout {
+                handler.closeReason = .keepAliveTimeout
+                handler.close(reason: .keepAliveTimeout)
+            } else {
+                handler.scheduleKeepAliveCheck(after: timeout - silent, timeout: timeout)
+            }
         }
-        context.fireUserInboundEventTriggered(event)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -211,6 +224,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         connectTimeout?.cancel()
+        keepAliveTimer?.cancel()
         let wasConnected: Bool
         if case .connected = phase { wasConnected = true } else { wasConnected = false }
         phase = .closed
@@ -250,7 +264,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     }
 
     private func completeConnect(_ result: MQTTAuthentication) {
-        guard case .authenticating(let connect, let pending) = phase, let context else { return }
+        guard case .authenticating(let connect, let pending) = phase, context != nil else { return }
         connectTimeout?.cancel()
         var principal: MQTTPrincipal
         switch result {
@@ -282,7 +296,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         }
         if connect.keepAlive > 0 {
             let timeout = TimeAmount.nanoseconds(Int64(Double(connect.keepAlive) * core.configuration.keepAliveFactor * 1e9))
-            try? context.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: timeout), position: .first)
+            scheduleKeepAliveCheck(after: timeout, timeout: timeout)
         }
         let opened = core.openSession(connect: connect, clientID: clientID, principal: principal, connection: reference!)
         session = opened.session
