@@ -3,13 +3,22 @@
 #  1. Swift Testing: unit tests, bounded fuzzing, SDK ↔ agent over loopback, the executables,
 #     broadcast discovery in network namespaces (root and iproute2; skipped otherwise), the MQTT
 #     client against mosquitto (when mosquitto is installed; skipped otherwise).
-#  2. pytest: the MQTT broker against the real peers paho-mqtt and mosquitto_pub/mosquitto_sub,
-#     in a virtual environment created here (.venv-test/, pinned by Tests/Interop/requirements.txt).
+#  2. The cloud package (Cloud/): every storage test against SQLite and against a throwaway
+#     PostgreSQL server started here on loopback (scripts/postgres-test-server.sh).
+#  3. pytest: the MQTT broker against the real peers paho-mqtt and mosquitto_pub/mosquitto_sub,
+#     and the cloud against pygizwits, in a virtual environment created here (.venv-test/,
+#     pinned by Tests/Interop/requirements.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 swift build --build-tests
 swift test --skip-build "$@"
+
+postgres_dir="${TMPDIR:-/tmp}/tether-test-postgres-$$"
+eval "$(scripts/postgres-test-server.sh start "$postgres_dir" "${TETHER_TEST_POSTGRES_PORT:-55433}")"
+trap 'scripts/postgres-test-server.sh stop "$postgres_dir"' EXIT
+swift build --package-path Cloud --build-tests
+swift test --package-path Cloud --skip-build
 
 if [ ! -x .venv-test/bin/python ] || ! .venv-test/bin/python -c "import paho.mqtt, pytest" 2>/dev/null; then
     python3 -m venv .venv-test

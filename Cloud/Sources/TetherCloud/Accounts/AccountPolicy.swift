@@ -1,0 +1,31 @@
+/// Limits and lifetimes of the account service. The defaults are the production values;
+/// tests shorten them.
+public struct AccountPolicy: Sendable {
+    /// How long a user token is valid (the reference: 7 days).
+    public var tokenLifetime: Int64 = 7 * 24 * 3600
+    /// How long an app token from `/app/request_token` is valid.
+    public var appTokenLifetime: Int64 = 24 * 3600
+    /// bcrypt's work factor.
+    public var bcryptCost: UInt8 = 10
+
+    /// After this many consecutive failed logins each further attempt is answered late…
+    public var slowAfterFailures: Int64 = 3
+    /// …by this many seconds per failure beyond the threshold, at most `maximumDelay`.
+    public var delayPerFailure: Double = 1
+    public var maximumDelay: Double = 5
+    /// After this many the account refuses logins for `lockDuration` seconds.
+    public var lockAfterFailures: Int64 = 10
+    public var lockDuration: Int64 = 15 * 60
+
+    /// SMS codes: valid 24 h (the reference), one per number per minute, five per hour, and
+    /// void after five wrong guesses.
+    public var smsCodeLifetime: Int64 = 24 * 3600
+    public var smsMinimumInterval: Int64 = 60
+    public var smsMaximumPerHour: Int64 = 5
+    public var smsMaximumAttempts: Int64 = 5
+
+    /// How long the links in confirmation and reset e-mails work.
+    public var emailLinkLifetime: Int64 = 24 * 3600
+
+    public init() {}
+}

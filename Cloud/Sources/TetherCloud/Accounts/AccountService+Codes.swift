@@ -1,0 +1,173 @@
+import Foundation
+import Logging
+
+/// SMS verification codes and the links of confirmation and reset e-mails.
+extension AccountService {
+    enum EmailLinkPurpose: String {
+        case confirmEmail = "confirm_email"
+        case resetPassword = "reset_password"
+    }
+
+    private func codeHash(appID: String, phone: String, code: String) -> String {
+        Secrets.sha256("\(appID):\(phone):\(code)")
+    }
+
+    /// `POST /app/sms_code {phone}`: sends a six-digit code, at most one per number per
+    /// `smsMinimumInterval` and `smsMaximumPerHour` per hour.
+    func sendSMSCode(appID: String, phone: String) async throws {
+        try Validation.phone(phone)
+        let now = Clock.unixNow()
+        let recent = try await database.query(
+            "SELECT created_at FROM verification_codes WHERE app_id = $1 AND phone = $2 AND created_at > $3",
+            .text(appID), .text(phone), .int(now - 3600)
+        ).map { row throws(StorageError) in try row.int("created_at") }
+        if let last = recent.max(), now - last < policy.smsMinimumInterval {
+            throw CloudAPIError.requestThrottled(detail: "a code was sent to this number less than \(policy.smsMinimumInterval) s ago", retryAfter: policy.smsMinimumInterval - (now - last))
+        }
+        if recent.count >= policy.smsMaximumPerHour {
+            throw CloudAPIError.requestThrottled(detail: "at most \(policy.smsMaximumPerHour) codes per number per hour", retryAfter: 3600)
+        }
+        let code = Secrets.digits(6)
+        try await database.query(
+            "INSERT INTO verification_codes (app_id, phone, code_hash, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)",
+            .text(appID), .text(phone), .text(codeHash(appID: appID, phone: phone, code: code)),
+            .int(now + policy.smsCodeLifetime), .int(now)
+        )
+        do {
+            try await sender.send(OutgoingMessage(
+                channel: .sms, recipient: phone, subject: "verification code",
+                body: "Your verification code is \(code). It is valid for \(policy.smsCodeLifetime / 3600) hours."
+            ))
+        } catch {
+            logger.error("sending an SMS failed", metadata: ["error": "\(error)"])
+            throw CloudAPIError.sendSMSFailed()
+        }
+    }
+
+    /// Checks the newest code sent to `phone`; a correct code is used up. Five wrong guesses
+    /// void it.
+    func verifySMSCode(appID: String, phone: String, code: String) async throws {
+        guard let row = try await database.first(
+            """
+            SELECT id, code_hash, expires_at, attempts FROM verification_codes
+            WHERE app_id = $1 AND phone = $2 AND used = 0 ORDER BY id DESC LIMIT 1
+            """,
+            .text(appID), .text(phone)
+        ) else {
+            throw CloudAPIError.codeInvalid(detail: "no code was sent to this number, or it was used")
+        }
+        let id = try row.int("id")
+        guard try row.int("expires_at") > Clock.unixNow() else { throw CloudAPIError.codeExpired() }
+        guard Secrets.constantTimeEquals(try row.text("code_hash"), codeHash(appID: appID, phone: phone, code: code)) else {
+            let attempts = try row.int("attempts") + 1
+            try await database.query(
+                "UPDATE verification_codes SET attempts = $2, used = $3 WHERE id = $1",
+                .int(id), .int(attempts), .bool(attempts >= policy.smsMaximumAttempts)
+            )
+            throw CloudAPIError.codeInvalid()
+        }
+        try await database.query("UPDATE verification_codes SET used = 1 WHERE id = $1", .int(id))
+    }
+
+    func sendEmailLink(uid: String, email: String, purpose: EmailLinkPurpose) async throws {
+        let token = Secrets.hex(bytes: 20)
+        try await database.query(
+            "INSERT INTO email_links (token_hash, uid, purpose, expires_at) VALUES ($1, $2, $3, $4)",
+            .text(Secrets.sha256(token)), .text(uid), .text(purpose.rawValue), .int(Clock.unixNow() + policy.emailLinkLifetime)
+        )
+        let message = switch purpose {
+        case .confirmEmail:
+            OutgoingMessage(
+                channel: .email, recipient: email, subject: "Confirm your e-mail address",
+                body: "Open this link to confirm your address:\n\(publicURL)/app/users/confirm_email?token=\(token)\n"
+            )
+        case .resetPassword:
+            OutgoingMessage(
+                channel: .email, recipient: email, subject: "Reset your password",
+                body: """
+                    To choose a new password, send it with this token to \(publicURL)/app/reset_password/confirm \
+                    ({"token": "\(token)", "new_pwd": "…"}).
+                    token: \(token)
+
+                    """
+            )
+        }
+        try await sender.send(message)
+    }
+
+    /// Uses up an e-mail link and returns its user.
+    func consumeEmailLink(token: String, purpose: EmailLinkPurpose, on executor: any SQLExecutor) async throws -> String {
+        let rows = try await executor.query(
+            """
+            UPDATE email_links SET used = 1
+            WHERE token_hash = $1 AND purpose = $2 AND used = 0 AND expires_at > $3 RETURNING uid
+            """,
+            .text(Secrets.sha256(token)), .text(purpose.rawValue), .int(Clock.unixNow())
+        )
+        guard let uid = rows.first?.optionalText("uid") else {
+            throw CloudAPIError.codeInvalid(detail: "the link is unknown, used or expired")
+        }
+        return uid
+    }
+
+    /// `GET /app/users/confirm_email?token=` (the link of the confirmation e-mail).
+    func confirmEmail(token: String) async throws {
+        try await database.transaction { transaction in
+            let uid = try await consumeEmailLink(token: token, purpose: .confirmEmail, on: transaction)
+            try await transaction.query("UPDATE users SET email_confirmed = 1 WHERE uid = $1", .text(uid))
+        }
+    }
+
+    /// `POST /app/reset_password`: `{email}` mails a link; `{phone, new_pwd, code}` resets at once.
+    /// An unknown e-mail address is answered like a known one, so the endpoint tells no one who
+    /// has an account.
+    func resetPassword(appID: String, form: RequestForm) async throws {
+        if let email = try form.optionalString("email") {
+            try Validation.email(email)
+            if let row = try await database.first(
+                "SELECT uid FROM users WHERE app_id = $1 AND email = $2", .text(appID), .text(email.lowercased())
+            ) {
+                try await sendEmailLink(uid: try row.text("uid"), email: email.lowercased(), purpose: .resetPassword)
+            }
+            return
+        }
+        let phone = try form.string("phone")
+        let newPassword = try form.string("new_pwd")
+        try PasswordPolicy.check(newPassword, field: "new_pwd")
+        try await verifySMSCode(appID: appID, phone: phone, code: try form.string("code"))
+        guard let row = try await database.first(
+            "SELECT uid FROM users WHERE app_id = $1 AND phone = $2", .text(appID), .text(phone)
+        ) else {
+            throw CloudAPIError.userNotExist()
+        }
+        try await setPassword(uid: try row.text("uid"), newPassword)
+    }
+
+    /// `POST /app/reset_password/confirm {token, new_pwd}`: the second step of a reset by e-mail.
+    func completePasswordReset(form: RequestForm) async throws {
+        let token = try form.string("token")
+        let newPassword = try form.string("new_pwd")
+        try PasswordPolicy.check(newPassword, field: "new_pwd")
+        let hash = try await hasher.hash(newPassword)
+        try await database.transaction { transaction in
+            let uid = try await consumeEmailLink(token: token, purpose: .resetPassword, on: transaction)
+            try await storePassword(uid: uid, hash: hash, on: transaction)
+        }
+    }
+
+    /// Sets a new password, ends every session and lifts a lockout.
+    func setPassword(uid: String, _ password: String) async throws {
+        let hash = try await hasher.hash(password)
+        try await database.transaction { transaction in
+            try await storePassword(uid: uid, hash: hash, on: transaction)
+        }
+    }
+
+    private func storePassword(uid: String, hash: String, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE users SET password_hash = $2, failed_logins = 0, locked_until = 0, updated_at = $3 WHERE uid = $1",
+            .text(uid), .text(hash), .int(Clock.unixNow())
+        )
+        try await revokeTokens(uid: uid, on: executor)
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+public import Logging
+import TetherCore
+
+/// Users, their tokens and their credentials: everything behind `/app/users`, `/app/login`,
+/// `/app/request_token`, `/app/sms_code` and `/app/reset_password`.
+public struct AccountService: Sendable {
+    let database: any SQLDatabase
+    let sender: any MessageSender
+    let policy: AccountPolicy
+    /// The base of links in e-mails, as users' browsers reach this server.
+    let publicURL: String
+    let logger: Logger
+
+    var hasher: PasswordHasher { PasswordHasher(cost: policy.bcryptCost) }
+
+    public init(database: any SQLDatabase, sender: any MessageSender, policy: AccountPolicy, publicURL: String, logger: Logger) {
+        self.database = database
+        self.sender = sender
+        self.policy = policy
+        self.publicURL = publicURL
+        self.logger = logger
+    }
+
+    // MARK: Apps
+
+    /// The app named by `X-Gizwits-Application-Id`; 9003 when there is none.
+    func requireApp(_ appID: String?) async throws -> AppRecord {
+        guard let appID, !appID.isEmpty else { throw CloudAPIError.appIDInvalid(detail: "X-Gizwits-Application-Id is required") }
+        guard let app = try await AppRecord.find(appID, in: database) else {
+            throw CloudAPIError.appIDInvalid(detail: "no app has this id")
+        }
+        return app
+    }
+
+    // MARK: Tokens
+
+    func issueToken(uid: String, appID: String, on executor: any SQLExecutor) async throws -> UserSession {
+        let token = Secrets.hex(bytes: 16)
+        let now = Clock.unixNow()
+        let expireAt = now + policy.tokenLifetime
+        try await executor.query(
+            "INSERT INTO user_tokens (token_hash, uid, app_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)",
+            .text(Secrets.sha256(token)), .text(uid), .text(appID), .int(expireAt), .int(now)
+        )
+        return UserSession(uid: uid, token: token, expireAt: expireAt)
+    }
+
+    /// The user whose token `X-Gizwits-User-token` carries: 9004 for an unknown token (or one
+    /// of another app), 9006 for an expired one.
+    public func authenticate(appID: String, token: String?) async throws -> AuthenticatedUser {
+        guard let token, !token.isEmpty else { throw CloudAPIError.tokenInvalid(detail: "X-Gizwits-User-token is required") }
+        guard let row = try await database.first(
+            "SELECT uid, expires_at FROM user_tokens WHERE token_hash = $1 AND app_id = $2",
+            .text(Secrets.sha256(token)), .text(appID)
+        ) else {
+            throw CloudAPIError.tokenInvalid()
+        }
+        guard try row.int("expires_at") > Clock.unixNow() else { throw CloudAPIError.tokenExpired() }
+        return AuthenticatedUser(uid: try row.text("uid"), appID: appID)
+    }
+
+    /// `POST /app/request_token`: an app token for the SMS endpoints, given
+    /// `X-Gizwits-Application-Auth` = md5(appid + appsecret).
+    func requestAppToken(app: AppRecord, auth: String?) async throws -> (token: String, expiredAt: Int64) {
+        guard let auth, Secrets.constantTimeEquals(auth.lowercased(), Secrets.md5(app.appID + app.secret)) else {
+            throw CloudAPIError.applicationAuthInvalid()
+        }
+        let token = Secrets.hex(bytes: 16)
+        let expiredAt = Clock.unixNow() + policy.appTokenLifetime
+        try await database.query(
+            "INSERT INTO app_tokens (token_hash, app_id, expires_at) VALUES ($1, $2, $3)",
+            .text(Secrets.sha256(token)), .text(app.appID), .int(expiredAt)
+        )
+        return (token, expiredAt)
+    }
+
+    /// Checks `X-Gizwits-Application-Token`.
+    func verifyAppToken(appID: String, token: String?) async throws {
+        guard let token, !token.isEmpty else {
+            throw CloudAPIError.tokenInvalid(detail: "X-Gizwits-Application-Token is required")
+        }
+        guard let row = try await database.first(
+            "SELECT expires_at FROM app_tokens WHERE token_hash = $1 AND app_id = $2",
+            .text(Secrets.sha256(token)), .text(appID)
+        ) else {
+            throw CloudAPIError.tokenInvalid(detail: "unknown application token")
+        }
+        guard try row.int("expires_at") > Clock.unixNow() else { throw CloudAPIError.tokenExpired(detail: "application token expired") }
+    }
+
+    // MARK: Registration and login
+
+    /// `POST /app/users`, one of the reference's registration forms.
+    func register(appID: String, form: RequestForm) async throws -> UserSession {
+        if let phoneID = try form.optionalString("phone_id") {
+            return try await anonymousLogin(appID: appID, phoneID: phoneID)
+        }
+        if form.has("src") || form.has("token") {
+            throw CloudAPIError.formInvalid(detail: "third-party login is not enabled on this server yet")
+        }
+        if let username = try form.optionalString("username") {
+            try Validation.username(username)
+            let password = try form.string("password")
+            try PasswordPolicy.check(password)
+            return try await createUser(appID: appID, fields: ["username": .text(username)], password: password, duplicate: .usernameUnavailable())
+        }
+        if let phone = try form.optionalString("phone") {
+            try Validation.phone(phone)
+            let password = try form.string("password")
+            try PasswordPolicy.check(password)
+            try await verifySMSCode(appID: appID, phone: phone, code: try form.string("code"))
+            return try await createUser(appID: appID, fields: ["phone": .text(phone)], password: password, duplicate: .phoneUnavailable())
+        }
+        if let email = try form.optionalString("email") {
+            try Validation.email(email)
+            let password = try form.string("password")
+            try PasswordPolicy.check(password)
+            let session = try await createUser(appID: appID, fields: ["email": .text(email.lowercased())], password: password, duplicate: .emailUnavailable())
+            try await sendEmailLink(uid: session.uid, email: email.lowercased(), purpose: .confirmEmail)
+            return session
+        }
+        throw CloudAPIError.formInvalid(detail: "expected one of: phone_id; username and password; phone, password and code; email and password")
+    }
+
+    private func anonymousLogin(appID: String, phoneID: String) async throws -> UserSession {
+        guard !phoneID.isEmpty, phoneID.count <= 128 else { throw CloudAPIError.formInvalid(detail: "phone_id must have 1 to 128 characters") }
+        if let row = try await database.first(
+            "SELECT uid FROM users WHERE app_id = $1 AND phone_id = $2", .text(appID), .text(phoneID)
+        ) {
+            return try await issueToken(uid: try row.text("uid"), appID: appID, on: database)
+        }
+        do {
+            return try await createUser(appID: appID, fields: ["phone_id": .text(phoneID), "is_anonymous": .int(1)], password: nil, duplicate: .formInvalid())
+        } catch let error as CloudAPIError where error.code == CloudAPIError.formInvalid().code {
+            // Two first logins with one phone_id raced: the other one created the user.
+            guard let row = try await database.first(
+                "SELECT uid FROM users WHERE app_id = $1 AND phone_id = $2", .text(appID), .text(phoneID)
+            ) else { throw error }
+            return try await issueToken(uid: try row.text("uid"), appID: appID, on: database)
+        }
+    }
+
+    private func createUser(appID: String, fields: [String: SQLValue], password: String?, duplicate: CloudAPIError) async throws -> UserSession {
+        let uid = Secrets.hex(bytes: 16)
+        let now = Clock.unixNow()
+        let passwordHash: SQLValue = if let password { .text(try await hasher.hash(password)) } else { .null }
+        let columns = fields.keys.sorted()
+        let binds: [SQLValue] = [.text(uid), .text(appID), passwordHash, .int(now), .int(now)] + columns.map { fields[$0]! }
+        let placeholders = (1...binds.count).map { "$\($0)" }.joined(separator: ", ")
+        let sql = "INSERT INTO users (uid, app_id, password_hash, created_at, updated_at\(columns.map { ", " + $0 }.joined())) VALUES (\(placeholders))"
+        do {
+            return try await database.transaction { transaction in
+                try await transaction.query(sql, binds)
+                return try await issueToken(uid: uid, appID: appID, on: transaction)
+            }
+        } catch let error as StorageError where error.kind == .uniqueViolation {
+            throw duplicate
+        }
+    }
+
+    /// `POST /app/login`: `username` may be a user name, an e-mail address or a phone number.
+    /// Repeated failures are answered ever later and then lock the account for a while.
+    func login(appID: String, form: RequestForm) async throws -> UserSession {
+        let name = try form.string("username")
+        let password = try form.string("password")
+        let now = Clock.unixNow()
+        guard let row = try await database.first(
+            """
+            SELECT uid, password_hash, email, email_confirmed, failed_logins, locked_until FROM users
+            WHERE app_id = $1 AND (username = $2 OR email = $3 OR phone = $2)
+            """,
+            .text(appID), .text(name), .text(name.lowercased())
+        ), let storedHash = row.optionalText("password_hash") else {
+            // Hash anyway, so that the answer takes as long as for a real account.
+            _ = try await hasher.hash(password)
+            throw CloudAPIError.usernamePasswordError()
+        }
+        let uid = try row.text("uid")
+        let lockedUntil = try row.int("locked_until")
+        if lockedUntil > now {
+            throw CloudAPIError.requestThrottled(detail: "too many failed logins; try again later", retryAfter: lockedUntil - now)
+        }
+        guard try await hasher.verify(password, hash: storedHash) else {
+            try await recordFailedLogin(uid: uid, now: now)
+        }
+        if row.optionalText("email") == name.lowercased(), try !row.bool("email_confirmed") {
+            throw CloudAPIError.emailNotActivated(detail: "open the link in the confirmation e-mail first")
+        }
+        try await database.query("UPDATE users SET failed_logins = 0 WHERE uid = $1", .text(uid))
+        return try await issueToken(uid: uid, appID: appID, on: database)
+    }
+
+    private func recordFailedLogin(uid: String, now: Int64) async throws -> Never {
+        let rows = try await database.query(
+            "UPDATE users SET failed_logins = failed_logins + 1 WHERE uid = $1 RETURNING failed_logins",
+            .text(uid)
+        )
+        let failures = try rows.first?.int("failed_logins") ?? 1
+        if failures >= policy.lockAfterFailures {
+            try await database.query(
+                "UPDATE users SET failed_logins = 0, locked_until = $2 WHERE uid = $1",
+                .text(uid), .int(now + policy.lockDuration)
+            )
+            logger.notice("account locked after failed logins", metadata: ["uid": "\(uid)", "failures": "\(failures)"])
+            throw CloudAPIError.requestThrottled(detail: "too many failed logins; the account is locked", retryAfter: policy.lockDuration)
+        }
+        if failures > policy.slowAfterFailures {
+            let delay = min(policy.maximumDelay, Double(failures - policy.slowAfterFailures) * policy.delayPerFailure)
+            try await Task.sleep(for: .seconds(delay))
+        }
+        throw CloudAPIError.usernamePasswordError()
+    }
+
+    /// Ends every session of a user (on a password change or reset).
+    func revokeTokens(uid: String, on executor: any SQLExecutor) async throws {
+        try await executor.query("DELETE FROM user_tokens WHERE uid = $1", .text(uid))
+    }
+}

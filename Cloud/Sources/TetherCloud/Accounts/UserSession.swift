@@ -1,0 +1,18 @@
+import TetherCore
+
+/// What a registration or login answers: `{uid, token, expire_at}`.
+public struct UserSession: Sendable, Equatable {
+    public var uid: String
+    public var token: String
+    public var expireAt: Int64
+
+    var json: JSONValue {
+        .object(["uid": .string(uid), "token": .string(token), "expire_at": .int(expireAt)])
+    }
+}
+
+/// The caller of an endpoint that needs a user token.
+public struct AuthenticatedUser: Sendable, Equatable {
+    public var uid: String
+    public var appID: String
+}

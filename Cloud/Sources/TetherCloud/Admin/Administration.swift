@@ -1,0 +1,96 @@
+import Foundation
+import TetherCore
+
+/// What `tether-cloud admin` does: apps, products and devices made by the operator.
+public struct Administration: Sendable {
+    let database: any SQLDatabase
+
+    public init(database: any SQLDatabase) { self.database = database }
+
+    public struct CreatedApp: Sendable, Equatable {
+        public var appID: String
+        public var appSecret: String
+    }
+
+    public func createApp(name: String) async throws -> CreatedApp {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw CloudAPIError.formInvalid(detail: "the app needs a name") }
+        let app = CreatedApp(appID: Secrets.hex(bytes: 16), appSecret: Secrets.hex(bytes: 16))
+        try await database.query(
+            "INSERT INTO apps (app_id, name, secret, created_at) VALUES ($1, $2, $3, $4)",
+            .text(app.appID), .text(trimmed), .text(app.appSecret), .int(Clock.unixNow())
+        )
+        return app
+    }
+
+    public struct CreatedProduct: Sendable, Equatable {
+        public var productKey: String
+        public var productSecret: String
+    }
+
+    /// Imports a product model, Gizwits data-point JSON or Aliyun TSL, validated on import
+    /// (a model that fails is refused with the data point and the rule it breaks). The model is
+    /// kept in the format it came in.
+    public func createProduct(name: String, modelFile: [UInt8], format: ModelFormat, sharingEnabled: Bool = false) async throws -> CreatedProduct {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw CloudAPIError.formInvalid(detail: "the product needs a name") }
+        let product = CreatedProduct(productKey: Secrets.hex(bytes: 16), productSecret: Secrets.hex(bytes: 16))
+        var model = try format.load(modelFile)
+        model.productKey = product.productKey
+        model.name = trimmed
+        try await database.query(
+            """
+            INSERT INTO products (product_key, name, secret, model_format, model_json, sharing_enabled, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            """,
+            .text(product.productKey), .text(trimmed), .text(product.productSecret), .text(format.rawValue),
+            .text(try format.serialize(model)), .bool(sharingEnabled), .int(Clock.unixNow())
+        )
+        return product
+    }
+
+    public func products() async throws -> [ProductRecord] {
+        try await database.query("SELECT * FROM products ORDER BY created_at, product_key").map { row throws(StorageError) in
+            try ProductRecord(row: row)
+        }
+    }
+
+    public struct CreatedDevice: Sendable, Equatable {
+        public var did: String
+        public var productKey: String
+        public var deviceName: String
+        public var deviceSecret: String
+        public var passcode: String
+    }
+
+    /// A device with its own secret for the MQTT gateway.
+    public func createDevice(productKey: String, name: String, mac: String?) async throws -> CreatedDevice {
+        guard try await ProductRecord.find(productKey, in: database) != nil else {
+            throw CloudAPIError.productKeyInvalid(detail: "no product has this key")
+        }
+        guard (1...64).contains(name.count), name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_@.:".contains($0)) }) else {
+            throw CloudAPIError.formInvalid(detail: "a device name has 1 to 64 of the characters A-Z a-z 0-9 - _ @ . :")
+        }
+        var normalizedMAC: String?
+        if let mac { normalizedMAC = try Validation.mac(mac) }
+        let device = CreatedDevice(
+            did: Secrets.did(), productKey: productKey, deviceName: name,
+            deviceSecret: Secrets.hex(bytes: 16), passcode: Secrets.passcode()
+        )
+        let now = Clock.unixNow()
+        do {
+            try await database.query(
+                """
+                INSERT INTO devices (did, product_key, mac, passcode, device_name, device_secret, created_at, updated_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+                """,
+                .text(device.did), .text(productKey), .optional(normalizedMAC), .text(device.passcode),
+                .text(name), .text(device.deviceSecret), .int(now)
+            )
+        } catch {
+            guard error.kind == .uniqueViolation else { throw error }
+            throw CloudAPIError(code: 9001, message: "mac already registered", detail: "this product already has a device with this name or MAC")
+        }
+        return device
+    }
+}

@@ -1,0 +1,272 @@
+import Foundation
+import TetherCore
+
+/// Users' bindings of devices (`/app/bindings`, `/app/bind_mac`, `/app/devices/{did}`), with
+/// the reference's roles. Every operation acts only on the caller's own bindings.
+public struct BindingService: Sendable {
+    let database: any SQLDatabase
+    let endpoint: M2MEndpoint
+    /// How far `X-Gizwits-Timestamp` may be from the server's clock (the reference: 5 minutes).
+    var timestampSkew: Int64 = 300
+
+    public init(database: any SQLDatabase, endpoint: M2MEndpoint) {
+        self.database = database
+        self.endpoint = endpoint
+    }
+
+    // MARK: Binding
+
+    /// `POST /app/bindings {devices: [{did, passcode, remark?, dev_alias?}]}`: binds each device
+    /// whose passcode is right; a wrong passcode binds nothing and lands in `failed`.
+    func bind(_ user: AuthenticatedUser, form: RequestForm) async throws -> JSONValue {
+        let requests = try form.objects("devices")
+        guard !requests.isEmpty, requests.count <= 100 else {
+            throw CloudAPIError.formInvalid(detail: "devices must hold 1 to 100 entries")
+        }
+        var success: [JSONValue] = []
+        var failed: [JSONValue] = []
+        for request in requests {
+            let did = try request.string("did")
+            let passcode = try request.string("passcode")
+            let remark = try request.optionalString("remark")
+            let alias = try request.optionalString("dev_alias")
+            do {
+                try await database.transaction { transaction in
+                    guard let device = try await lockDevice(did, on: transaction),
+                          Secrets.constantTimeEquals(device.passcode, passcode)
+                    else {
+                        throw CloudAPIError.didPasscodeInvalid()
+                    }
+                    _ = try await addBinding(uid: user.uid, device: device, setOwner: false, remark: remark, alias: alias, on: transaction)
+                }
+                success.append(.string(did))
+            } catch is CloudAPIError {
+                failed.append(.string(did))
+            }
+        }
+        return .object(["success": .array(success), "failed": .array(failed)])
+    }
+
+    /// `POST /app/bind_mac`: binds by product key and MAC, proven by
+    /// `X-Gizwits-Signature` = md5(product_secret + timestamp).
+    func bindByMAC(_ user: AuthenticatedUser, form: RequestForm, timestamp: String?, signature: String?) async throws -> JSONValue {
+        guard let timestamp, let seconds = Int64(timestamp) else {
+            throw CloudAPIError.timestampInvalid(detail: "X-Gizwits-Timestamp is required, in Unix seconds")
+        }
+        guard abs(seconds - Clock.unixNow()) <= timestampSkew else {
+            throw CloudAPIError.timestampInvalid(detail: "more than \(timestampSkew) s from the server's clock")
+        }
+        let productKey = try form.string("product_key")
+        let mac = try Validation.mac(try form.string("mac"))
+        let remark = try form.optionalString("remark")
+        let alias = try form.optionalString("dev_alias")
+        let setOwner = try form.optionalInt("set_owner") == 1
+        guard let product = try await ProductRecord.find(productKey, in: database) else {
+            throw CloudAPIError.productKeyInvalid()
+        }
+        guard let signature, Secrets.constantTimeEquals(signature.lowercased(), Secrets.md5(product.secret + timestamp)) else {
+            throw CloudAPIError.signatureInvalid()
+        }
+        return try await database.transaction { transaction in
+            guard let row = try await transaction.first(
+                "SELECT did FROM devices WHERE product_key = $1 AND mac = $2", .text(productKey), .text(mac)
+            ), let device = try await lockDevice(try row.text("did"), on: transaction) else {
+                throw CloudAPIError.deviceNotFound(detail: "no device of this product has this MAC; it registers when it first reaches the cloud")
+            }
+            _ = try await addBinding(uid: user.uid, device: device, setOwner: setOwner, remark: remark, alias: alias, on: transaction)
+            return try await deviceJSON(user, did: device.did, on: transaction)
+        }
+    }
+
+    /// Reads a device and, on PostgreSQL, locks its row until the transaction ends, so that two
+    /// first binders cannot both become `special`. (SQLite transactions already run one at a time.)
+    private func lockDevice(_ did: String, on transaction: any SQLExecutor) async throws -> DeviceRecord? {
+        let lock = transaction.dialect == .postgres ? " FOR UPDATE" : ""
+        return try await transaction.first("SELECT \(DeviceRecord.columns) FROM devices d WHERE d.did = $1\(lock)", .text(did))
+            .map { row throws(StorageError) in try DeviceRecord(row: row) }
+    }
+
+    /// The role rules of the reference: without sharing the first binder is `special` and later
+    /// ones `normal`; with sharing the first binder is the `owner` and nobody else binds directly.
+    private func addBinding(
+        uid: String, device: DeviceRecord, setOwner: Bool, remark: String?, alias: String?,
+        on transaction: any SQLExecutor
+    ) async throws -> BindingRole {
+        if device.isDisabled { throw CloudAPIError.deviceDisabled() }
+        let existing = try await transaction.query("SELECT uid, role FROM bindings WHERE did = $1", .text(device.did))
+        if let mine = existing.first(where: { $0.optionalText("uid") == uid }) {
+            try await updateText(uid: uid, did: device.did, remark: remark, alias: alias, labels: nil, on: transaction)
+            return BindingRole(rawValue: try mine.text("role")) ?? .normal
+        }
+        guard let product = try await ProductRecord.find(device.productKey, in: transaction) else {
+            throw CloudAPIError.productKeyInvalid()
+        }
+        let roles = try existing.map { row throws(StorageError) in try row.text("role") }
+        let role: BindingRole
+        if product.sharingEnabled {
+            guard !roles.contains(BindingRole.owner.rawValue) else {
+                throw CloudAPIError.onlyOwnerCanBind()
+            }
+            role = roles.isEmpty || setOwner ? .owner : .normal
+        } else {
+            role = roles.isEmpty ? .special : .normal
+        }
+        try await transaction.query(
+            "INSERT INTO bindings (uid, did, role, remark, dev_alias, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            .text(uid), .text(device.did), .text(role.rawValue), .text(remark ?? ""), .text(alias ?? ""), .int(Clock.unixNow())
+        )
+        return role
+    }
+
+    // MARK: Unbinding
+
+    /// `DELETE /app/bindings {devices: [{did}]}`. When the special user leaves, the longest-bound
+    /// normal user becomes special; when the owner leaves, every guest's binding ends too.
+    func unbind(_ user: AuthenticatedUser, form: RequestForm) async throws -> JSONValue {
+        let requests = try form.objects("devices")
+        guard !requests.isEmpty, requests.count <= 100 else {
+            throw CloudAPIError.formInvalid(detail: "devices must hold 1 to 100 entries")
+        }
+        var success: [JSONValue] = []
+        var failed: [JSONValue] = []
+        for request in requests {
+            let did = try request.string("did")
+            let removed = try await database.transaction { transaction in
+                guard try await lockDevice(did, on: transaction) != nil else { return false }
+                let rows = try await transaction.query(
+                    "DELETE FROM bindings WHERE uid = $1 AND did = $2 RETURNING role", .text(user.uid), .text(did)
+                )
+                guard let role = rows.first?.optionalText("role") else { return false }
+                switch BindingRole(rawValue: role) {
+                case .special?:
+                    try await transaction.query(
+                        """
+                        UPDATE bindings SET role = 'special' WHERE did = $1 AND uid = (
+                            SELECT uid FROM bindings WHERE did = $1 AND role = 'normal' ORDER BY id LIMIT 1)
+                        """,
+                        .text(did)
+                    )
+                case .owner?:
+                    try await transaction.query("DELETE FROM bindings WHERE did = $1", .text(did))
+                default:
+                    break
+                }
+                return true
+            }
+            if removed { success.append(.string(did)) } else { failed.append(.string(did)) }
+        }
+        return .object(["success": .array(success), "failed": .array(failed)])
+    }
+
+    // MARK: Reading and naming
+
+    /// `PUT /app/bindings/{did}`: the caller's own remark, alias and labels.
+    func update(_ user: AuthenticatedUser, did: String, form: RequestForm) async throws -> JSONValue {
+        let remark = try form.optionalString("remark")
+        let alias = try form.optionalString("dev_alias")
+        let labels = try form.stringArray("dev_label")
+        guard remark != nil || alias != nil || labels != nil else {
+            throw CloudAPIError.formInvalid(detail: "expected at least one of remark, dev_alias, dev_label")
+        }
+        for text in [remark, alias].compactMap({ $0 }) where text.count > 256 {
+            throw CloudAPIError.formInvalid(detail: "remark and dev_alias have at most 256 characters")
+        }
+        guard (labels?.count ?? 0) <= 32 else { throw CloudAPIError.formInvalid(detail: "at most 32 labels") }
+        return try await database.transaction { transaction in
+            guard try await transaction.first("SELECT role FROM bindings WHERE uid = $1 AND did = $2", .text(user.uid), .text(did)) != nil else {
+                throw CloudAPIError.deviceNotBound()
+            }
+            try await updateText(uid: user.uid, did: did, remark: remark, alias: alias, labels: labels, on: transaction)
+            guard let row = try await transaction.first(
+                "SELECT \(BindingRecord.columns) FROM bindings b WHERE b.uid = $1 AND b.did = $2", .text(user.uid), .text(did)
+            ) else {
+                throw CloudAPIError.deviceNotBound()
+            }
+            let binding = try BindingRecord(row: row)
+            return .object([
+                "remark": .string(binding.remark),
+                "dev_alias": .string(binding.alias),
+                "dev_label": .array(binding.labels.map(JSONValue.string)),
+            ])
+        }
+    }
+
+    private func updateText(uid: String, did: String, remark: String?, alias: String?, labels: [String]?, on transaction: any SQLExecutor) async throws {
+        if let remark {
+            try await transaction.query("UPDATE bindings SET remark = $3 WHERE uid = $1 AND did = $2", .text(uid), .text(did), .text(remark))
+        }
+        if let alias {
+            try await transaction.query("UPDATE bindings SET dev_alias = $3 WHERE uid = $1 AND did = $2", .text(uid), .text(did), .text(alias))
+        }
+        if let labels {
+            let json = JSONValue.array(labels.map(JSONValue.string)).serialized()
+            try await transaction.query("UPDATE bindings SET dev_label = $3 WHERE uid = $1 AND did = $2", .text(uid), .text(did), .text(json))
+        }
+    }
+
+    /// `GET /app/bindings`: the caller's devices, oldest binding first.
+    func list(_ user: AuthenticatedUser, limit: Int64, skip: Int64, showDisabled: Bool) async throws -> JSONValue {
+        let rows = try await database.query(
+            """
+            SELECT \(DeviceRecord.columns), \(BindingRecord.columns), p.name AS product_name
+            FROM bindings b JOIN devices d ON d.did = b.did JOIN products p ON p.product_key = d.product_key
+            WHERE b.uid = $1 AND (d.is_disabled = 0 OR $2 = 1)
+            ORDER BY b.id LIMIT $3 OFFSET $4
+            """,
+            .text(user.uid), .bool(showDisabled), .int(limit), .int(skip)
+        )
+        let devices = try rows.map { row throws(StorageError) in try deviceJSON(row: row) }
+        return .object(["devices": .array(devices)])
+    }
+
+    /// `GET /app/devices/{did}`: one bound device; 9017 when the caller has not bound it.
+    func device(_ user: AuthenticatedUser, did: String) async throws -> JSONValue {
+        try await deviceJSON(user, did: did, on: database)
+    }
+
+    private func deviceJSON(_ user: AuthenticatedUser, did: String, on executor: any SQLExecutor) async throws -> JSONValue {
+        guard let row = try await executor.first(
+            """
+            SELECT \(DeviceRecord.columns), \(BindingRecord.columns), p.name AS product_name
+            FROM bindings b JOIN devices d ON d.did = b.did JOIN products p ON p.product_key = d.product_key
+            WHERE b.uid = $1 AND b.did = $2
+            """,
+            .text(user.uid), .text(did)
+        ) else {
+            throw CloudAPIError.deviceNotBound()
+        }
+        return try deviceJSON(row: row)
+    }
+
+    /// The reference's *Device* object plus what pygizwits also reads (`product_name`,
+    /// `protoc`, `mcu_soft_version`, `mcu_hard_version`).
+    private func deviceJSON(row: SQLRow) throws(StorageError) -> JSONValue {
+        let device = try DeviceRecord(row: row)
+        let binding = try BindingRecord(row: row)
+        return .object([
+            "product_key": .string(device.productKey),
+            "did": .string(device.did),
+            "mac": .string(device.mac ?? ""),
+            "is_online": .bool(device.isOnline),
+            "passcode": .string(device.passcode),
+            "host": .string(endpoint.host),
+            "port": .int(Int64(endpoint.mqttPort)),
+            "port_s": .int(Int64(endpoint.mqttTLSPort)),
+            "ws_port": .int(Int64(endpoint.webSocketPort)),
+            "wss_port": .int(Int64(endpoint.secureWebSocketPort)),
+            "remark": .string(binding.remark),
+            "is_disabled": .bool(device.isDisabled),
+            "type": .string(device.type),
+            "dev_alias": .string(binding.alias),
+            "dev_label": .array(binding.labels.map(JSONValue.string)),
+            "role": .string(binding.role.rawValue),
+            "proto_ver": .string(device.protocolVersion),
+            "wifi_soft_version": .string(device.wifiSoftVersion),
+            "is_sandbox": .bool(false),
+            "product_name": .string(try row.text("product_name")),
+            "protoc": .int(3),
+            "mcu_soft_version": .string(device.mcuSoftVersion),
+            "mcu_hard_version": .string(device.mcuHardVersion),
+        ])
+    }
+}

@@ -1,0 +1,31 @@
+public import TetherCore
+
+/// A product: its key and secret, and its data-point model.
+public struct ProductRecord: Sendable, Equatable {
+    public var productKey: String
+    public var name: String
+    public var secret: String
+    public var model: ThingModel
+    public var sharingEnabled: Bool
+    public var createdAt: Int64
+
+    init(row: SQLRow) throws(StorageError) {
+        productKey = try row.text("product_key")
+        name = try row.text("name")
+        secret = try row.text("secret")
+        do {
+            let format = ModelFormat(rawValue: try row.text("model_format")) ?? .tsl
+            model = try format.load(Array(try row.text("model_json").utf8))
+        } catch {
+            throw StorageError(.unexpectedValue, "the stored model of product \(productKey) does not load: \(error)")
+        }
+        sharingEnabled = try row.bool("sharing_enabled")
+        createdAt = try row.int("created_at")
+    }
+
+    static func find(_ productKey: String, in executor: any SQLExecutor) async throws(StorageError) -> ProductRecord? {
+        try await executor.first("SELECT * FROM products WHERE product_key = $1", .text(productKey)).map { row throws(StorageError) in
+            try ProductRecord(row: row)
+        }
+    }
+}

@@ -1,0 +1,22 @@
+/// How `tether-cloud serve` runs. Every field has a default, so the server starts with no set-up.
+public struct CloudConfiguration: Sendable {
+    /// The address the HTTP API listens on. Loopback by default; `0.0.0.0` to serve a network.
+    public var bindAddress: String = "127.0.0.1"
+    public var httpPort: Int = 8080
+    public var database: DatabaseURL = .default
+    /// The base URL users' browsers reach this server at, for links in e-mails.
+    /// Default: `http://<bindAddress>:<httpPort>`.
+    public var publicURL: String?
+    /// What device objects tell apps and devices about the real-time side. Default: this
+    /// server's address, with the WebSocket port being the HTTP port.
+    public var m2m: M2MEndpoint?
+    public var accounts = AccountPolicy()
+
+    public init() {}
+
+    var resolvedPublicURL: String { publicURL ?? "http://\(bindAddress):\(httpPort)" }
+
+    var resolvedM2M: M2MEndpoint {
+        m2m ?? M2MEndpoint(host: bindAddress == "0.0.0.0" ? "127.0.0.1" : bindAddress, webSocketPort: httpPort)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+public import Logging
+import PostgresNIO
+
+/// Where the cloud keeps its data: `sqlite:PATH` or `postgres://USER:PASSWORD@HOST:PORT/DB`.
+public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
+    case sqlite(path: String)
+    case postgres(host: String, port: Int, username: String, password: String?, database: String, requireTLS: Bool)
+
+    /// The default: a file in `./tether-data/`, so `tether-cloud serve` needs no set-up.
+    public static let `default` = DatabaseURL.sqlite(path: "tether-data/tether.sqlite")
+
+    public init(_ text: String) throws(StorageError) {
+        if text.hasPrefix("sqlite:") {
+            var path = String(text.dropFirst("sqlite:".count))
+            if path.hasPrefix("//") { path.removeFirst(2) }
+            guard !path.isEmpty else { throw StorageError(.invalidURL, "sqlite: needs a file path, as in sqlite:tether-data/tether.sqlite") }
+            self = .sqlite(path: path)
+            return
+        }
+        guard let components = URLComponents(string: text),
+              components.scheme == "postgres" || components.scheme == "postgresql",
+              let host = components.host, !host.isEmpty
+        else {
+            throw StorageError(.invalidURL, "expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DB, got \(Self.redacted(text))")
+        }
+        let database = String(components.path.drop { $0 == "/" })
+        guard !database.isEmpty else { throw StorageError(.invalidURL, "the PostgreSQL URL names no database") }
+        let tlsMode = components.queryItems?.first { $0.name == "sslmode" }?.value
+        self = .postgres(
+            host: host,
+            port: components.port ?? 5432,
+            username: components.user ?? "postgres",
+            password: components.password,
+            database: database,
+            requireTLS: tlsMode == "require"
+        )
+    }
+
+    /// The URL without its password, for logs and error messages.
+    public var description: String {
+        switch self {
+        case .sqlite(let path): "sqlite:\(path)"
+        case .postgres(let host, let port, let username, _, let database, _): "postgres://\(username)@\(host):\(port)/\(database)"
+        }
+    }
+
+    /// Opens the database and brings its schema up to date.
+    public func open(logger: Logger) async throws(StorageError) -> any SQLDatabase {
+        let database = try await openWithoutMigrating(logger: logger)
+        do {
+            try await Migrations.run(on: database, logger: logger)
+        } catch {
+            await database.close()
+            throw error
+        }
+        return database
+    }
+
+    /// Opens the database as it is.
+    public func openWithoutMigrating(logger: Logger) async throws(StorageError) -> any SQLDatabase {
+        switch self {
+        case .sqlite(let path):
+            return try await SQLiteEngine.open(path: path, logger: logger)
+        case .postgres(let host, let port, let username, let password, let name, let requireTLS):
+            var configuration = PostgresClient.Configuration(
+                host: host, port: port, username: username, password: password, database: name,
+                tls: requireTLS ? .require(.makeClientConfiguration()) : .disable
+            )
+            configuration.options.connectTimeout = .seconds(5)
+            return try await PostgresEngine.connect(configuration, logger: logger)
+        }
+    }
+
+    private static func redacted(_ text: String) -> String {
+        guard var components = URLComponents(string: text), components.password != nil else { return text }
+        components.password = "***"
+        return components.string ?? "(unreadable URL)"
+    }
+}

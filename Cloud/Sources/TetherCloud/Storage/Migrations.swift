@@ -1,0 +1,47 @@
+public import Logging
+
+/// Versioned schema changes, applied in order at start. A migration is never edited once
+/// released: a change to the schema is a new migration at the end of the list.
+public enum Migrations {
+    struct Migration: Sendable {
+        let version: Int64
+        let name: String
+        let statements: @Sendable (SQLDialect) -> [String]
+    }
+
+    static let all: [Migration] = [
+        Migration(version: 1, name: "accounts, products, devices, bindings", statements: Schema.version1),
+    ]
+
+    /// The newest schema version this build knows.
+    public static var latestVersion: Int64 { all.last?.version ?? 0 }
+
+    public static func run(on database: any SQLDatabase, logger: Logger) async throws(StorageError) {
+        try await database.query("""
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)
+            """)
+        let applied = Set(try await database.query("SELECT version FROM schema_migrations").map { row throws(StorageError) in try row.int("version") })
+        if let newest = applied.max(), newest > latestVersion {
+            throw StorageError(.migrationFailed, "the database has schema version \(newest), newer than this build's \(latestVersion)")
+        }
+        for migration in all where !applied.contains(migration.version) {
+            logger.info("applying migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+            do {
+                try await database.transaction { transaction in
+                    for statement in migration.statements(transaction.dialect) {
+                        try await transaction.query(statement)
+                    }
+                    try await transaction.query(
+                        "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+                        .int(migration.version), .text(migration.name), .int(Clock.unixNow())
+                    )
+                }
+            } catch let error as StorageError {
+                throw StorageError(.migrationFailed, "migration \(migration.version) (\(migration.name)): \(error.message)")
+            } catch {
+                throw StorageError(.migrationFailed, "migration \(migration.version) (\(migration.name)): \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+/// A value bound to, or read from, a SQL statement.
+///
+/// The cloud's schema uses only these four column kinds so that the same statements run on
+/// SQLite and PostgreSQL: `BIGINT` (integers, booleans as 0/1, Unix times), `TEXT`,
+/// `DOUBLE PRECISION`/`REAL` and `BYTEA`/`BLOB`.
+public enum SQLValue: Sendable, Hashable {
+    case int(Int64)
+    case double(Double)
+    case text(String)
+    case blob([UInt8])
+    case null
+
+    public static func optional(_ text: String?) -> SQLValue {
+        text.map(SQLValue.text) ?? .null
+    }
+
+    public static func bool(_ value: Bool) -> SQLValue { .int(value ? 1 : 0) }
+}
+
+extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+    public init(stringLiteral value: String) { self = .text(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+}
+
+/// One result row, by column name.
+public struct SQLRow: Sendable {
+    public var values: [String: SQLValue]
+
+    public init(values: [String: SQLValue]) { self.values = values }
+
+    public subscript(column: String) -> SQLValue { values[column] ?? .null }
+
+    public func text(_ column: String) throws(StorageError) -> String {
+        guard let value = optionalText(column) else { throw .unexpectedValue(column: column) }
+        return value
+    }
+
+    public func optionalText(_ column: String) -> String? {
+        if case .text(let value) = self[column] { return value }
+        return nil
+    }
+
+    public func int(_ column: String) throws(StorageError) -> Int64 {
+        switch self[column] {
+        case .int(let value): return value
+        case .double(let value) where value.rounded() == value: return Int64(value)
+        default: throw .unexpectedValue(column: column)
+        }
+    }
+
+    public func optionalInt(_ column: String) -> Int64? { try? int(column) }
+
+    public func bool(_ column: String) throws(StorageError) -> Bool { try int(column) != 0 }
+}

@@ -1,0 +1,143 @@
+import Foundation
+public import Logging
+import NIOCore
+import SQLiteNIO
+
+/// The default engine: one SQLite file, nothing to install.
+///
+/// SQLite allows one writer at a time, so the engine keeps one connection and runs statements
+/// one after another; a transaction holds the connection until it ends.
+public final class SQLiteEngine: SQLDatabase {
+    public let dialect = SQLDialect.sqlite
+    private let connection: SQLiteConnection
+    private let lock = AsyncSerialLock()
+
+    private init(connection: SQLiteConnection) {
+        self.connection = connection
+    }
+
+    /// Opens (creating if needed) the database at `path`, and its parent directory.
+    public static func open(path: String, logger: Logger) async throws(StorageError) -> SQLiteEngine {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw StorageError(.connectionFailed, "cannot create \(directory): \(error)")
+            }
+        }
+        do {
+            let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            let engine = SQLiteEngine(connection: connection)
+            try await engine.query("PRAGMA journal_mode = WAL")
+            try await engine.query("PRAGMA foreign_keys = ON")
+            try await engine.query("PRAGMA busy_timeout = 5000")
+            return engine
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.connectionFailed, "cannot open SQLite database \(path): \(error)")
+        }
+    }
+
+    public func query(_ sql: String, _ binds: [SQLValue]) async throws(StorageError) -> [SQLRow] {
+        do {
+            return try await lock.withLock { try await self.run(sql, binds) }
+        } catch {
+            throw Self.storageError(error)
+        }
+    }
+
+    public func transaction<Result: Sendable>(
+        _ body: @Sendable (any SQLExecutor) async throws -> Result
+    ) async throws -> Result {
+        try await lock.withLock {
+            try await self.run("BEGIN IMMEDIATE", [])
+            let result: Result
+            do {
+                result = try await body(Transaction(engine: self))
+            } catch {
+                _ = try? await self.run("ROLLBACK", [])
+                throw error
+            }
+            try await self.run("COMMIT", [])
+            return result
+        }
+    }
+
+    public func close() async {
+        try? await connection.close()
+    }
+
+    /// Runs a statement without taking the lock: the caller holds it.
+    @discardableResult
+    fileprivate func run(_ sql: String, _ binds: [SQLValue]) async throws(StorageError) -> [SQLRow] {
+        do {
+            let rows = try await connection.query(Self.sqliteSQL(sql), binds.map(Self.sqliteData))
+            return rows.map { row in
+                var values: [String: SQLValue] = [:]
+                for column in row.columns {
+                    values[column.name] = Self.value(column.data)
+                }
+                return SQLRow(values: values)
+            }
+        } catch {
+            throw Self.storageError(error)
+        }
+    }
+
+    /// `$N` placeholders become SQLite's numbered `?N`, so one statement serves both engines.
+    static func sqliteSQL(_ sql: String) -> String {
+        var output = ""
+        output.reserveCapacity(sql.utf8.count)
+        var iterator = sql.makeIterator()
+        var pending: Character? = iterator.next()
+        while let character = pending {
+            pending = iterator.next()
+            guard character == "$", let next = pending, next.isASCII, next.isNumber else {
+                output.append(character)
+                continue
+            }
+            output.append("?")
+        }
+        return output
+    }
+
+    private static func sqliteData(_ value: SQLValue) -> SQLiteData {
+        switch value {
+        case .int(let value): .integer(Int(value))
+        case .double(let value): .float(value)
+        case .text(let value): .text(value)
+        case .blob(let bytes): .blob(ByteBuffer(bytes: bytes))
+        case .null: .null
+        }
+    }
+
+    private static func value(_ data: SQLiteData) -> SQLValue {
+        switch data {
+        case .integer(let value): .int(Int64(value))
+        case .float(let value): .double(value)
+        case .text(let value): .text(value)
+        case .blob(let buffer): .blob(Array(buffer.readableBytesView))
+        case .null: .null
+        }
+    }
+
+    private static func storageError(_ error: any Error) -> StorageError {
+        if let error = error as? StorageError { return error }
+        let text = String(describing: error)
+        if text.contains("UNIQUE constraint failed") || text.contains("PRIMARY KEY constraint") {
+            return StorageError(.uniqueViolation, text)
+        }
+        return StorageError(.queryFailed, text)
+    }
+
+    private struct Transaction: SQLExecutor {
+        let engine: SQLiteEngine
+        var dialect: SQLDialect { .sqlite }
+
+        func query(_ sql: String, _ binds: [SQLValue]) async throws(StorageError) -> [SQLRow] {
+            try await engine.run(sql, binds)
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TetherCloud
+import TetherCore
+
+struct AdminCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin",
+        abstract: "Create apps, products and devices; read the outbox.",
+        subcommands: [AppGroup.self, ProductGroup.self, DeviceGroup.self, OutboxCommand.self]
+    )
+
+    struct AppGroup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "app", subcommands: [Create.self])
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Register an app; prints its appId and appSecret.")
+            @Option var name: String
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                let app = try await options.withAdministration { try await $0.createApp(name: name) }
+                options.print(
+                    json: ["appId": .string(app.appID), "appSecret": .string(app.appSecret)],
+                    text: "appId: \(app.appID)\nappSecret: \(app.appSecret)"
+                )
+            }
+        }
+    }
+
+    struct ProductGroup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "product", subcommands: [Create.self, List.self])
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Import a product model; prints its productKey and productSecret.")
+            @Option var name: String
+            @Option(help: "A Gizwits data-point JSON file.") var datapoints: String?
+            @Option(help: "An Aliyun TSL JSON file.") var tsl: String?
+            @Flag(help: "Owner/guest sharing: the first binder owns the device, others join by invitation.") var sharing = false
+            @OptionGroup var options: AdminOptions
+
+            func validate() throws {
+                guard (datapoints == nil) != (tsl == nil) else {
+                    throw ValidationError("give exactly one of --datapoints FILE and --tsl FILE")
+                }
+            }
+
+            func run() async throws {
+                let (path, format): (String, ModelFormat) = if let datapoints { (datapoints, .gizwits) } else { (tsl!, .tsl) }
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw ValidationError("cannot read \(path)")
+                }
+                let product = try await options.withAdministration {
+                    try await $0.createProduct(name: name, modelFile: Array(data), format: format, sharingEnabled: sharing)
+                }
+                options.print(
+                    json: ["productKey": .string(product.productKey), "productSecret": .string(product.productSecret)],
+                    text: "productKey: \(product.productKey)\nproductSecret: \(product.productSecret)"
+                )
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List products.")
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                let products = try await options.withAdministration { try await $0.products() }
+                let json = JSONValue.array(products.map { product in
+                    .object([
+                        "productKey": .string(product.productKey),
+                        "name": .string(product.name),
+                        "dataPoints": .int(Int64(product.model.dataPoints.count)),
+                        "sharing": .bool(product.sharingEnabled),
+                        "createdAt": .int(product.createdAt),
+                    ])
+                })
+                let text = products.map { "\($0.productKey)  \($0.name)  (\($0.model.dataPoints.count) data points)" }
+                options.print(json: json, text: text.isEmpty ? "no products" : text.joined(separator: "\n"))
+            }
+        }
+    }
+
+    struct DeviceGroup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "device", subcommands: [Create.self])
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Register a device with its own secret for the MQTT gateway.")
+            @Option(help: "The product key.") var product: String
+            @Option var name: String
+            @Option var mac: String?
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                let device = try await options.withAdministration {
+                    try await $0.createDevice(productKey: product, name: name, mac: mac)
+                }
+                options.print(
+                    json: [
+                        "did": .string(device.did), "productKey": .string(device.productKey),
+                        "deviceName": .string(device.deviceName), "deviceSecret": .string(device.deviceSecret),
+                        "passcode": .string(device.passcode),
+                    ],
+                    text: """
+                        did: \(device.did)
+                        productKey: \(device.productKey)
+                        deviceName: \(device.deviceName)
+                        deviceSecret: \(device.deviceSecret)
+                        passcode: \(device.passcode)
+                        """
+                )
+            }
+        }
+    }
+
+    struct OutboxCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "outbox", abstract: "Show the SMS and e-mail the cloud would have sent, newest first.")
+        @Option(help: "How many messages.") var limit = 20
+        @OptionGroup var options: AdminOptions
+
+        func run() async throws {
+            let entries = try await options.withDatabase { try await OutboxSender.entries(in: $0, limit: limit) }
+            let json = JSONValue.array(entries.map { entry in
+                .object([
+                    "id": .int(entry.id),
+                    "channel": .string(entry.message.channel.rawValue),
+                    "recipient": .string(entry.message.recipient),
+                    "subject": .string(entry.message.subject),
+                    "body": .string(entry.message.body),
+                    "createdAt": .int(entry.createdAt),
+                ])
+            })
+            let text = entries.map { "#\($0.id) \($0.message.channel.rawValue) to \($0.message.recipient): \($0.message.subject)\n\($0.message.body)" }
+            options.print(json: json, text: text.isEmpty ? "the outbox is empty" : text.joined(separator: "\n\n"))
+        }
+    }
+}
+
+struct AdminOptions: ParsableArguments {
+    @OptionGroup var databaseOptions: DatabaseOptions
+    @Flag(help: "Print one JSON value.") var json = false
+
+    func withDatabase<Result>(_ body: (any SQLDatabase) async throws -> Result) async throws -> Result {
+        var logger = Logger(label: "tether-cloud")
+        logger.logLevel = .warning
+        let database = try await DatabaseURL(databaseOptions.database).open(logger: logger)
+        do {
+            let result = try await body(database)
+            await database.close()
+            return result
+        } catch {
+            await database.close()
+            throw error
+        }
+    }
+
+    func withAdministration<Result>(_ body: (Administration) async throws -> Result) async throws -> Result {
+        try await withDatabase { try await body(Administration(database: $0)) }
+    }
+
+    func print(json value: JSONValue, text: String) {
+        Swift.print(json ? value.serialized() : text)
+    }
+}

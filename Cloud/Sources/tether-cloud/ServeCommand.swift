@@ -1,0 +1,51 @@
+import ArgumentParser
+import Logging
+import Metrics
+import NIOCore
+import Prometheus
+import TetherCloud
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the cloud until SIGINT or SIGTERM, then finish requests in flight and stop."
+    )
+
+    @Option(name: .customLong("bind"), help: "Address to listen on (0.0.0.0 for every interface).")
+    var bindAddress = "127.0.0.1"
+
+    @Option(name: .customLong("http-port"), help: "Port of the REST API.")
+    var httpPort = 8080
+
+    @OptionGroup var databaseOptions: DatabaseOptions
+
+    @Option(name: .customLong("public-url"), help: "Base URL of this server as users reach it, for links in e-mails.")
+    var publicURL: String?
+
+    @Option(name: .customLong("m2m-host"), help: "Host name devices and apps are told to reach the real-time side at.")
+    var m2mHost: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "info"
+
+    func run() async throws {
+        var logger = Logger(label: "tether-cloud")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        var configuration = CloudConfiguration()
+        configuration.bindAddress = bindAddress
+        configuration.httpPort = httpPort
+        configuration.database = try DatabaseURL(databaseOptions.database)
+        configuration.publicURL = publicURL
+        if let m2mHost {
+            configuration.m2m = M2MEndpoint(host: m2mHost, webSocketPort: httpPort)
+        }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let announcer = logger
+        let database = configuration.database
+        try await CloudServer.serve(configuration: configuration, metrics: CloudMetrics(registry: registry), logger: logger) { channel in
+            let address = channel.localAddress.map { "\($0)" } ?? "?"
+            announcer.notice("tether-cloud listening", metadata: ["address": "\(address)", "database": "\(database)"])
+        }
+    }
+}

@@ -1,0 +1,16 @@
+import ArgumentParser
+
+@main
+struct TetherCloudCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tether-cloud",
+        abstract: "The self-hostable Tether cloud: accounts, products, devices and bindings behind a Gizwits-compatible Open API.",
+        subcommands: [ServeCommand.self, AdminCommand.self]
+    )
+}
+
+/// `--database`, shared by every command.
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "sqlite:PATH (the default: sqlite:tether-data/tether.sqlite) or postgres://USER:PASSWORD@HOST:PORT/DB.")
+    var database: String = "sqlite:tether-data/tether.sqlite"
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+@testable import TetherCloud
+
+@Suite("Storage engines")
+struct StorageTests {
+    @Test("migrations run once and leave the schema at the latest version", arguments: TestEngine.allCases)
+    func migrationsAreIdempotent(engine: TestEngine) async throws {
+        try await engine.withFreshDatabase { url in
+            let first = try await url.open(logger: TestEngine.logger)
+            await first.close()
+            let second = try await url.open(logger: TestEngine.logger)
+            let versions = try await second.query("SELECT version FROM schema_migrations ORDER BY version")
+            #expect(try versions.map { try $0.int("version") } == [Migrations.latestVersion])
+            await second.close()
+        }
+    }
+
+    @Test("a database newer than the build is refused", arguments: TestEngine.allCases)
+    func newerSchemaIsRefused(engine: TestEngine) async throws {
+        try await engine.withFreshDatabase { url in
+            let database = try await url.open(logger: TestEngine.logger)
+            try await database.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, 'future', 0)", .int(Migrations.latestVersion + 1))
+            await database.close()
+            await #expect {
+                _ = try await url.open(logger: TestEngine.logger)
+            } throws: { error in
+                (error as? StorageError)?.kind == .migrationFailed
+            }
+        }
+    }
+
+    @Test("values round-trip and unique violations are typed", arguments: TestEngine.allCases)
+    func valuesAndConstraints(engine: TestEngine) async throws {
+        try await engine.withDatabase { database in
+            try await database.query(
+                "INSERT INTO apps (app_id, name, secret, jwks_url, created_at) VALUES ($1, $2, $3, $4, $5)",
+                "a1", "name with 'quote' and ünïcode", "s", .null, .int(Int64.max)
+            )
+            let row = try #require(try await database.first("SELECT * FROM apps WHERE app_id = $1", "a1"))
+            #expect(try row.text("name") == "name with 'quote' and ünïcode")
+            #expect(try row.int("created_at") == Int64.max)
+            #expect(row["jwks_url"] == .null)
+            await #expect {
+                try await database.query("INSERT INTO apps (app_id, name, secret, created_at) VALUES ($1, 'x', 's', 0)", "a1")
+            } throws: { error in
+                (error as? StorageError)?.kind == .uniqueViolation
+            }
+        }
+    }
+
+    @Test("a transaction that throws leaves nothing behind", arguments: TestEngine.allCases)
+    func transactionRollsBack(engine: TestEngine) async throws {
+        try await engine.withDatabase { database in
+            await #expect(throws: TestFailure.self) {
+                try await database.transaction { transaction in
+                    try await transaction.query("INSERT INTO apps (app_id, name, secret, created_at) VALUES ('t1', 'x', 's', 0)")
+                    throw TestFailure("abort")
+                }
+            }
+            #expect(try await database.query("SELECT app_id FROM apps").isEmpty)
+            try await database.transaction { transaction in
+                try await transaction.query("INSERT INTO apps (app_id, name, secret, created_at) VALUES ('t2', 'x', 's', 0)")
+            }
+            #expect(try await database.query("SELECT app_id FROM apps").count == 1)
+        }
+    }
+
+    @Test("concurrent transactions do not interleave", arguments: TestEngine.allCases)
+    func concurrentTransactions(engine: TestEngine) async throws {
+        try await engine.withDatabase { database in
+            try await database.query("INSERT INTO apps (app_id, name, secret, created_at) VALUES ('counter', 'x', 's', 0)")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        try await database.transaction { transaction in
+                            let lock = transaction.dialect == .postgres ? " FOR UPDATE" : ""
+                            let row = try #require(try await transaction.first("SELECT created_at FROM apps WHERE app_id = 'counter'\(lock)"))
+                            let value = try row.int("created_at")
+                            try await transaction.query("UPDATE apps SET created_at = $1 WHERE app_id = 'counter'", .int(value + 1))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let row = try #require(try await database.first("SELECT created_at FROM apps WHERE app_id = 'counter'"))
+            #expect(try row.int("created_at") == 20)
+        }
+    }
+
+    @Test("database URLs parse, and passwords stay out of descriptions")
+    func databaseURLs() throws {
+        #expect(try DatabaseURL("sqlite:data/x.sqlite") == .sqlite(path: "data/x.sqlite"))
+        let url = try DatabaseURL("postgres://tether:s3cret@db.example:6543/cloud")
+        #expect(url == .postgres(host: "db.example", port: 6543, username: "tether", password: "s3cret", database: "cloud", requireTLS: false))
+        #expect(!url.description.contains("s3cret"))
+        #expect(throws: StorageError.self) { try DatabaseURL("mysql://x/y") }
+        #expect(throws: StorageError.self) { try DatabaseURL("postgres://host") }
+        #expect(throws: StorageError.self) { try DatabaseURL("sqlite:") }
+    }
+
+    @Test("SQLite placeholders are numbered like PostgreSQL's")
+    func placeholderTranslation() {
+        #expect(SQLiteEngine.sqliteSQL("SELECT $1, $12 WHERE a = '$'") == "SELECT ?1, ?12 WHERE a = '$'")
+    }
+}

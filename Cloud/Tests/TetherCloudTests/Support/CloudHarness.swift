@@ -1,0 +1,113 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+import TetherCore
+@testable import TetherCloud
+
+/// A live cloud on a loopback port over a fresh database, with one app registered.
+struct CloudHarness: Sendable {
+    let database: any SQLDatabase
+    let admin: Administration
+    let app: Administration.CreatedApp
+    let client: any TestClientProtocol
+
+    /// Policies that keep tests fast: cheapest bcrypt, no login delays.
+    static var testPolicy: AccountPolicy {
+        var policy = AccountPolicy()
+        policy.bcryptCost = 4
+        policy.delayPerFailure = 0
+        return policy
+    }
+
+    static func run<Result: Sendable>(
+        _ engine: TestEngine,
+        policy: AccountPolicy = testPolicy,
+        _ body: @Sendable (CloudHarness) async throws -> Result
+    ) async throws -> Result {
+        try await engine.withDatabase { database in
+            try await serve(database: database, policy: policy, body)
+        }
+    }
+
+    static func serve<Result: Sendable>(
+        database: any SQLDatabase,
+        policy: AccountPolicy = testPolicy,
+        _ body: @Sendable (CloudHarness) async throws -> Result
+    ) async throws -> Result {
+        let admin = Administration(database: database)
+        let app = try await admin.createApp(name: "test app")
+        var configuration = CloudConfiguration()
+        configuration.httpPort = 0
+        configuration.accounts = policy
+        let application = CloudServer.makeApplication(configuration: configuration, database: database, logger: TestEngine.logger)
+        return try await application.test(.live) { client in
+            try await body(CloudHarness(database: database, admin: admin, app: app, client: client))
+        }
+    }
+
+    // MARK: Requests
+
+    func call(
+        _ method: HTTPRequest.Method,
+        _ uri: String,
+        token: String? = nil,
+        appID: String? = nil,
+        headers extra: HTTPFields = [:],
+        json: JSONValue? = nil
+    ) async throws -> APIResponse {
+        var headers = extra
+        headers[HTTPField.Name("X-Gizwits-Application-Id")!] = appID ?? app.appID
+        if let token { headers[HTTPField.Name("X-Gizwits-User-token")!] = token }
+        if json != nil { headers[.contentType] = "application/json" }
+        let response = try await client.execute(
+            uri: uri, method: method, headers: headers,
+            body: json.map { ByteBuffer(string: $0.serialized()) }
+        )
+        return APIResponse(status: response.status, headers: response.headers, text: String(buffer: response.body))
+    }
+
+    /// Registers `username` with a valid password and returns the session.
+    func register(_ username: String, password: String = "Passw0rd!") async throws -> UserSession {
+        let response = try await call(.post, "/app/users", json: ["username": .string(username), "password": .string(password)])
+        #expect(response.status == .created, "\(response.text)")
+        return try response.session()
+    }
+
+    /// The newest outbox message to `recipient`.
+    func lastMessage(to recipient: String) async throws -> OutgoingMessage? {
+        try await OutboxSender.entries(in: database).first { $0.message.recipient == recipient }?.message
+    }
+}
+
+struct APIResponse: Sendable {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var text: String
+
+    var json: JSONValue? { try? JSONValue.parse(text) }
+
+    subscript(key: String) -> JSONValue? { json?[key] }
+
+    /// The Open API error code, if the answer is an error.
+    var errorCode: Int64? {
+        if case .int(let code)? = self["error_code"] { return code }
+        return nil
+    }
+
+    func session() throws -> UserSession {
+        guard let uid = self["uid"]?.stringValue, let token = self["token"]?.stringValue,
+              case .int(let expireAt)? = self["expire_at"]
+        else {
+            throw TestFailure("expected {uid, token, expire_at}, got \(status.code) \(text)")
+        }
+        return UserSession(uid: uid, token: token, expireAt: expireAt)
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

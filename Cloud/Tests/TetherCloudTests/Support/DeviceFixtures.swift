@@ -1,0 +1,60 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+import TetherCore
+@testable import TetherCloud
+
+enum DeviceFixtures {
+    static let petHouseURL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("products/pet-house.json")
+
+    static func petHouse() throws -> [UInt8] {
+        Array(try Data(contentsOf: petHouseURL))
+    }
+
+    struct Registered {
+        var did: String
+        var passcode: String
+        var mac: String
+        var productKey: String
+        var productSecret: String
+    }
+
+    /// A product, and a device of it registered the way GAgent does (a form post).
+    static func registeredDevice(_ cloud: CloudHarness, sharing: Bool = false, mac: String? = nil) async throws -> Registered {
+        let product = try await cloud.admin.createProduct(name: "Pet house", modelFile: try petHouse(), format: .gizwits, sharingEnabled: sharing)
+        return try await register(cloud, product: product, mac: mac)
+    }
+
+    static func register(_ cloud: CloudHarness, product: Administration.CreatedProduct, mac: String? = nil) async throws -> Registered {
+        let mac = mac ?? Secrets.hex(bytes: 6)
+        let passcode = Secrets.passcode()
+        var headers = HTTPFields()
+        headers[.contentType] = "application/x-www-form-urlencoded"
+        let response = try await cloud.client.execute(
+            uri: "/dev/devices", method: .post, headers: headers,
+            body: ByteBuffer(string: "passcode=\(passcode)&mac=\(mac)&product_key=\(product.productKey)")
+        )
+        let text = String(buffer: response.body)
+        #expect(response.status == .created, "\(text)")
+        #expect(text.hasPrefix("did="))
+        return Registered(did: String(text.dropFirst(4)), passcode: passcode, mac: mac, productKey: product.productKey, productSecret: product.productSecret)
+    }
+
+    static func bind(_ cloud: CloudHarness, _ device: Registered, token: String, passcode: String? = nil) async throws -> APIResponse {
+        try await cloud.call(.post, "/app/bindings", token: token, json: [
+            "devices": [["did": .string(device.did), "passcode": .string(passcode ?? device.passcode), "remark": "kitchen", "dev_alias": "lamp"]],
+        ])
+    }
+
+    static func signatureHeaders(secret: String, timestamp: Int64 = Int64(Date().timeIntervalSince1970)) -> HTTPFields {
+        var headers = HTTPFields()
+        headers[HTTPField.Name("X-Gizwits-Timestamp")!] = String(timestamp)
+        headers[HTTPField.Name("X-Gizwits-Signature")!] = Secrets.md5(secret + String(timestamp))
+        return headers
+    }
+}
