@@ -20,8 +20,10 @@ trap 'scripts/postgres-test-server.sh stop "$postgres_dir"' EXIT
 swift build --package-path Cloud --build-tests
 swift test --package-path Cloud --skip-build
 
-if [ ! -x .venv-test/bin/python ] || ! .venv-test/bin/python -c "import paho.mqtt, pytest" 2>/dev/null; then
+if [ ! -x .venv-test/bin/python ]; then
     python3 -m venv .venv-test
-    .venv-test/bin/pip install --quiet -r Tests/Interop/requirements.txt
 fi
-TETHER_BIN_DIR="$(swift build --show-bin-path)" .venv-test/bin/python -m pytest -q Tests/Interop
+.venv-test/bin/pip install --quiet --disable-pip-version-check -r Tests/Interop/requirements.txt
+TETHER_BIN_DIR="$(swift build --show-bin-path)" \
+TETHER_CLOUD_BIN_DIR="$(swift build --package-path Cloud --show-bin-path)" \
+    .venv-test/bin/python -m pytest -q Tests/Interop

@@ -57,6 +57,10 @@ struct DeviceRoutes<Context: RequestContext> {
             let user = try await accounts.authenticate(request)
             return Response.json(try await bindings.device(user, did: try context.pathParameter("did")))
         }
+        router.get("/app/devdata/{did}/latest") { request, context in
+            let user = try await accounts.authenticate(request)
+            return Response.json(try await bindings.latestData(user, did: try context.pathParameter("did")))
+        }
         router.get("/app/datapoint") { request, _ in
             _ = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             guard let productKey = request.query("product_key"), !productKey.isEmpty else {

@@ -50,7 +50,7 @@ public struct Administration: Sendable {
     }
 
     public func products() async throws -> [ProductRecord] {
-        try await database.query("SELECT * FROM products ORDER BY created_at, product_key").map { row throws(StorageError) in
+        try await database.query("SELECT * FROM products ORDER BY name, product_key").map { row throws(StorageError) in
             try ProductRecord(row: row)
         }
     }

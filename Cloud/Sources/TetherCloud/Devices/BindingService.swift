@@ -224,6 +224,14 @@ public struct BindingService: Sendable {
         try await deviceJSON(user, did: did, on: database)
     }
 
+    /// `GET /app/devdata/{did}/latest`: `updated_at: 0` means no report in the last 24 hours.
+    /// Reports arrive through the device gateway; until a device has reported, this is the
+    /// answer, as the reference gives it for a device that has been silent.
+    func latestData(_ user: AuthenticatedUser, did: String) async throws -> JSONValue {
+        _ = try await deviceJSON(user, did: did, on: database)
+        return .object(["did": .string(did), "updated_at": .int(0), "attr": .object([:])])
+    }
+
     private func deviceJSON(_ user: AuthenticatedUser, did: String, on executor: any SQLExecutor) async throws -> JSONValue {
         guard let row = try await executor.first(
             """

@@ -35,10 +35,11 @@ struct CloudHarness: Sendable {
     static func serve<Result: Sendable>(
         database: any SQLDatabase,
         policy: AccountPolicy = testPolicy,
+        app existingApp: Administration.CreatedApp? = nil,
         _ body: @Sendable (CloudHarness) async throws -> Result
     ) async throws -> Result {
         let admin = Administration(database: database)
-        let app = try await admin.createApp(name: "test app")
+        let app = if let existingApp { existingApp } else { try await admin.createApp(name: "test app") }
         var configuration = CloudConfiguration()
         configuration.httpPort = 0
         configuration.accounts = policy
