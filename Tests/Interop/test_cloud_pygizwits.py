@@ -2,17 +2,12 @@
 import asyncio
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import urllib.request
 
 import aiohttp
 import pytest
 
-from conftest import ROOT, free_port, wait_for_port
-
-CLOUD_BIN = os.environ.get("TETHER_CLOUD_BIN_DIR", os.path.join(ROOT, "Cloud", ".build", "debug"))
+from conftest import ROOT
 
 
 def import_client():
@@ -24,51 +19,6 @@ def import_client():
         sys.modules["pyGizwits.pyGizwits"].GizwitsDeviceNotBound = sys.modules["pyGizwits.Exceptions"].GizwitsDeviceNotBound
         from pyGizwits import GizwitsClient
     return GizwitsClient
-
-
-class Cloud:
-    def __init__(self, directory, port, process):
-        self.directory = directory
-        self.port = port
-        self.process = process
-        self.base_url = f"http://127.0.0.1:{port}"
-
-    def admin(self, *arguments):
-        output = subprocess.run(
-            [os.path.join(CLOUD_BIN, "tether-cloud"), "admin", *arguments, "--database", f"sqlite:{self.directory}/cloud.sqlite", "--json"],
-            check=True, capture_output=True, text=True,
-        ).stdout
-        return json.loads(output)
-
-    def request(self, method, path, body=None, headers=None, form=False):
-        data = None
-        headers = dict(headers or {})
-        if body is not None:
-            if form:
-                data = "&".join(f"{k}={v}" for k, v in body.items()).encode()
-                headers["Content-Type"] = "application/x-www-form-urlencoded"
-            else:
-                data = json.dumps(body).encode()
-                headers["Content-Type"] = "application/json"
-        request = urllib.request.Request(self.base_url + path, data=data, headers=headers, method=method)
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.read().decode()
-
-
-@pytest.fixture
-def cloud():
-    with tempfile.TemporaryDirectory() as directory:
-        port = free_port()
-        process = subprocess.Popen(
-            [os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--http-port", str(port), "--database", f"sqlite:{directory}/cloud.sqlite"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        try:
-            wait_for_port(port)
-            yield Cloud(directory, port, process)
-        finally:
-            process.terminate()
-            assert process.wait(timeout=10) == 0, "tether-cloud did not stop cleanly on SIGTERM"
 
 
 def test_pygizwits_logs_in_and_lists_bindings(cloud):

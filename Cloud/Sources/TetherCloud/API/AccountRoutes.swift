@@ -6,24 +6,54 @@ struct AccountRoutes<Context: RequestContext> {
     let accounts: AccountService
     let metrics: CloudMetrics
 
-    func register(on router: Router<Context>) {
-        router.post("/app/users") { request, _ in
+    func register(on router: DocumentedRouter<Context>) {
+        router.on(.init(
+            method: .post, path: "/app/users", summary: "Register (username, phone + code, e-mail) or log in anonymously (phone_id)",
+            tag: "users", security: .app,
+            body: JSONSchema.object([
+                "phone_id": JSONSchema.string("Anonymous: the same uid every time for the same id.", maxLength: 128),
+                "username": JSONSchema.string, "password": JSONSchema.string, "phone": JSONSchema.string, "code": JSONSchema.string,
+                "email": JSONSchema.string, "lang": JSONSchema.string,
+            ]),
+            success: .created(JSONSchema.ref("Session"))
+        )) { request, _ in
             let app = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             let form = try await RequestForm.decode(request)
             let session = try await accounts.register(appID: app.appID, form: form)
             metrics.registered()
             return Response.json(session.json, status: .created)
         }
-        router.get("/app/users") { request, _ in
+        router.on(.init(
+            method: .get, path: "/app/users", summary: "The user's profile", tag: "users", security: .appAndUser,
+            success: .ok(JSONSchema.ref("User"))
+        )) { request, _ in
             let user = try await accounts.authenticate(request)
             return Response.json(try await accounts.userInfo(user))
         }
-        router.put("/app/users") { request, _ in
+        router.on(.init(
+            method: .put, path: "/app/users", summary: "Update the profile, convert an anonymous user, or change the password",
+            tag: "users", security: .appAndUser,
+            body: JSONSchema.object([
+                "username": JSONSchema.string, "password": JSONSchema.string, "phone": JSONSchema.string, "code": JSONSchema.string,
+                "email": JSONSchema.string, "old_pwd": JSONSchema.string, "new_pwd": JSONSchema.string, "name": JSONSchema.string,
+                "gender": JSONSchema.string, "birthday": JSONSchema.string, "address": JSONSchema.string, "lang": JSONSchema.string,
+                "remark": JSONSchema.string,
+            ]),
+            success: .ok(JSONSchema.object([
+                "updatedAt": JSONSchema.string, "token": JSONSchema.string("After a password change: the caller's new token."),
+                "expire_at": JSONSchema.integer,
+            ], required: ["updatedAt"]))
+        )) { request, _ in
             let user = try await accounts.authenticate(request)
             let form = try await RequestForm.decode(request)
             return Response.json(try await accounts.updateUser(user, form: form))
         }
-        router.post("/app/login") { request, _ in
+        router.on(.init(
+            method: .post, path: "/app/login", summary: "Log in with a username, e-mail address or phone number",
+            tag: "users", security: .app,
+            body: JSONSchema.object(["username": JSONSchema.string, "password": JSONSchema.string, "lang": JSONSchema.string], required: ["username", "password"]),
+            success: .ok(JSONSchema.ref("Session"))
+        )) { request, _ in
             let app = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             let form = try await RequestForm.decode(request)
             do {
@@ -35,12 +65,21 @@ struct AccountRoutes<Context: RequestContext> {
                 throw error
             }
         }
-        router.post("/app/request_token") { request, _ in
+        router.on(.init(
+            method: .post, path: "/app/request_token", summary: "An app token for the SMS endpoints", tag: "users",
+            security: .appAndAuth,
+            success: .ok(JSONSchema.object(["token": JSONSchema.string, "expired_at": JSONSchema.integer], required: ["token", "expired_at"]))
+        )) { request, _ in
             let app = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             let (token, expiredAt) = try await accounts.requestAppToken(app: app, auth: request.header(.gizwitsApplicationAuth))
             return Response.json(.object(["token": .string(token), "expired_at": .int(expiredAt)]))
         }
-        router.post("/app/sms_code") { request, _ in
+        router.on(.init(
+            method: .post, path: "/app/sms_code", summary: "Send an SMS code ({phone}) or verify one ({phone, code})",
+            tag: "users", security: .appAndAppToken,
+            body: JSONSchema.object(["phone": JSONSchema.string, "code": JSONSchema.string], required: ["phone"]),
+            success: .ok(JSONSchema.empty)
+        )) { request, _ in
             let app = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             try await accounts.verifyAppToken(appID: app.appID, token: request.header(.gizwitsApplicationToken))
             let form = try await RequestForm.decode(request)
@@ -52,16 +91,31 @@ struct AccountRoutes<Context: RequestContext> {
             }
             return Response.emptyJSON
         }
-        router.post("/app/reset_password") { request, _ in
+        router.on(.init(
+            method: .post, path: "/app/reset_password", summary: "Reset the password: {email} mails a link; {phone, new_pwd, code} resets at once",
+            tag: "users", security: .app,
+            body: JSONSchema.object(["email": JSONSchema.string, "phone": JSONSchema.string, "new_pwd": JSONSchema.string, "code": JSONSchema.string]),
+            success: .ok(JSONSchema.empty)
+        )) { request, _ in
             let app = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             try await accounts.resetPassword(appID: app.appID, form: try await RequestForm.decode(request))
             return Response.emptyJSON
         }
-        router.post("/app/reset_password/confirm") { request, _ in
+        router.on(.init(
+            method: .post, path: "/app/reset_password/confirm", summary: "Tether extension: set the new password with the token of a reset e-mail",
+            tag: "users", security: .none,
+            body: JSONSchema.object(["token": JSONSchema.string, "new_pwd": JSONSchema.string], required: ["token", "new_pwd"]),
+            success: .ok(JSONSchema.empty)
+        )) { request, _ in
             try await accounts.completePasswordReset(form: try await RequestForm.decode(request))
             return Response.emptyJSON
         }
-        router.get("/app/users/confirm_email") { request, _ in
+        router.on(.init(
+            method: .get, path: "/app/users/confirm_email", summary: "Tether extension: the link of the confirmation e-mail",
+            tag: "users", security: .none,
+            parameters: [.query("token", JSONSchema.string, required: true)],
+            success: .text(200, "The address is confirmed.")
+        )) { request, _ in
             guard let token = request.query("token"), !token.isEmpty else {
                 throw CloudAPIError.formInvalid(detail: "token is required")
             }

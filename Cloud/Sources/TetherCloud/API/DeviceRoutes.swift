@@ -9,8 +9,14 @@ struct DeviceRoutes<Context: RequestContext> {
     let registry: DeviceRegistry
     let bindings: BindingService
 
-    func register(on router: Router<Context>) {
-        router.post("/dev/devices") { request, _ in
+    func register(on router: DocumentedRouter<Context>) {
+        router.on(.init(
+            method: .post, path: "/dev/devices", summary: "Device registration as GAgent does it; answered did=… (or JSON for JSON)",
+            tag: "devices", security: .none,
+            body: JSONSchema.object(["mac": JSONSchema.string, "product_key": JSONSchema.string, "passcode": JSONSchema.string], required: ["mac", "product_key", "passcode"]),
+            acceptsForm: true,
+            success: .created(JSONSchema.object(["did": JSONSchema.string], required: ["did"]))
+        )) { request, _ in
             let form = try await RequestForm.decode(request)
             let did = try await registry.register(form: form)
             // GAgent posts a form and reads `did=…` from the answer; JSON clients get JSON.
@@ -19,14 +25,34 @@ struct DeviceRoutes<Context: RequestContext> {
             }
             return Self.text("did=\(did)", status: .created)
         }
-        router.get("/dev/devices/{did}") { _, context in
+        router.on(.init(
+            method: .get, path: "/dev/devices/{did}", summary: "Where the device's MQTT broker is: host=…&port=…",
+            tag: "devices", security: .none, success: .text(200, "host=…&port=…")
+        )) { _, context in
             Self.text(try await registry.brokerAddress(did: try context.pathParameter("did")))
         }
-        router.post("/app/bindings") { request, _ in
+        router.on(.init(
+            method: .post, path: "/app/bindings", summary: "Bind devices by did and passcode", tag: "bindings", security: .appAndUser,
+            body: JSONSchema.object([
+                "devices": JSONSchema.array(JSONSchema.object([
+                    "did": JSONSchema.string, "passcode": JSONSchema.string, "remark": JSONSchema.string, "dev_alias": JSONSchema.string,
+                ], required: ["did", "passcode"]), maxItems: 100),
+            ], required: ["devices"]),
+            success: .created(JSONSchema.ref("DidResults"))
+        )) { request, _ in
             let user = try await accounts.authenticate(request)
             return Response.json(try await bindings.bind(user, form: try await RequestForm.decode(request)), status: .created)
         }
-        router.get("/app/bindings") { request, _ in
+        router.on(.init(
+            method: .get, path: "/app/bindings", summary: "The user's bound devices", tag: "bindings", security: .appAndUser,
+            parameters: [
+                .query("limit", JSONSchema.integer(minimum: 1, maximum: 1000)),
+                .query("skip", JSONSchema.integer(minimum: 0, maximum: 1_000_000)),
+                .query("show_disabled", JSONSchema.integer(minimum: 0, maximum: 1)),
+                .query("show_proto_ver", JSONSchema.integer(minimum: 0, maximum: 1)),
+            ],
+            success: .ok(JSONSchema.object(["devices": JSONSchema.array(JSONSchema.ref("Device"))], required: ["devices"]))
+        )) { request, _ in
             let user = try await accounts.authenticate(request)
             return Response.json(try await bindings.list(
                 user,
@@ -35,16 +61,36 @@ struct DeviceRoutes<Context: RequestContext> {
                 showDisabled: try request.integerQuery("show_disabled", default: 0, range: 0...1) == 1
             ))
         }
-        router.delete("/app/bindings") { request, _ in
+        router.on(.init(
+            method: .delete, path: "/app/bindings", summary: "Unbind devices", tag: "bindings", security: .appAndUser,
+            body: JSONSchema.ref("DidList"), success: .ok(JSONSchema.ref("DidResults"))
+        )) { request, _ in
             let user = try await accounts.authenticate(request)
             return Response.json(try await bindings.unbind(user, form: try await RequestForm.decode(request)))
         }
-        router.put("/app/bindings/{did}") { request, context in
+        router.on(.init(
+            method: .put, path: "/app/bindings/{did}", summary: "The user's remark, alias and labels of a bound device",
+            tag: "bindings", security: .appAndUser,
+            body: JSONSchema.object(["remark": JSONSchema.string, "dev_alias": JSONSchema.string, "dev_label": JSONSchema.array(JSONSchema.string)]),
+            success: .ok(JSONSchema.object(["remark": JSONSchema.string, "dev_alias": JSONSchema.string, "dev_label": JSONSchema.array(JSONSchema.string)], required: ["remark", "dev_alias", "dev_label"]))
+        )) { request, context in
             let user = try await accounts.authenticate(request)
             let did = try context.pathParameter("did")
             return Response.json(try await bindings.update(user, did: did, form: try await RequestForm.decode(request)))
         }
-        router.post("/app/bind_mac") { request, _ in
+        router.on(.init(
+            method: .post, path: "/app/bind_mac", summary: "Bind by product key and MAC, signed with the product secret",
+            tag: "bindings", security: .appAndUser,
+            parameters: [
+                .header("X-Gizwits-Timestamp", JSONSchema.string, "Unix seconds, within 5 minutes of the server's clock."),
+                .header("X-Gizwits-Signature", JSONSchema.string, "lower(hex(md5(product_secret + timestamp)))"),
+            ],
+            body: JSONSchema.object([
+                "product_key": JSONSchema.string, "mac": JSONSchema.string, "remark": JSONSchema.string, "dev_alias": JSONSchema.string,
+                "set_owner": JSONSchema.integer(minimum: 0, maximum: 1),
+            ], required: ["product_key", "mac"]),
+            success: .created(JSONSchema.ref("Device"))
+        )) { request, _ in
             let user = try await accounts.authenticate(request)
             let form = try await RequestForm.decode(request)
             return Response.json(try await bindings.bindByMAC(
@@ -53,15 +99,26 @@ struct DeviceRoutes<Context: RequestContext> {
                 signature: request.header(.gizwitsSignature)
             ), status: .created)
         }
-        router.get("/app/devices/{did}") { request, context in
+        router.on(.init(
+            method: .get, path: "/app/devices/{did}", summary: "One bound device", tag: "bindings", security: .appAndUser,
+            success: .ok(JSONSchema.ref("Device"))
+        )) { request, context in
             let user = try await accounts.authenticate(request)
             return Response.json(try await bindings.device(user, did: try context.pathParameter("did")))
         }
-        router.get("/app/devdata/{did}/latest") { request, context in
+        router.on(.init(
+            method: .get, path: "/app/devdata/{did}/latest", summary: "The device's latest report (updated_at 0: none in 24 h)",
+            tag: "devices", security: .appAndUser,
+            success: .ok(JSONSchema.object(["did": JSONSchema.string, "updated_at": JSONSchema.integer, "attr": JSONSchema.empty], required: ["did", "updated_at", "attr"]))
+        )) { request, context in
             let user = try await accounts.authenticate(request)
             return Response.json(try await bindings.latestData(user, did: try context.pathParameter("did")))
         }
-        router.get("/app/datapoint") { request, _ in
+        router.on(.init(
+            method: .get, path: "/app/datapoint", summary: "A product's data-point model (Gizwits JSON)", tag: "devices", security: .app,
+            parameters: [.query("product_key", JSONSchema.string, required: true)],
+            success: .ok(JSONSchema.object(["name": JSONSchema.string, "product_key": JSONSchema.string, "entities": JSONSchema.array(JSONSchema.empty)], required: ["product_key", "entities"]))
+        )) { request, _ in
             _ = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             guard let productKey = request.query("product_key"), !productKey.isEmpty else {
                 throw CloudAPIError.formInvalid(detail: "product_key is required")

@@ -9,13 +9,20 @@ struct SystemRoutes<Context: RequestContext> {
 
     let accounts: AccountService
     let metrics: CloudMetrics
+    let catalogue: OperationCatalogue
 
-    func register(on router: Router<Context>) {
-        router.get("/status") { request, _ in
+    func register(on router: DocumentedRouter<Context>) {
+        router.on(.init(
+            method: .get, path: "/status", summary: "The server's version", tag: "system", security: .app,
+            success: .ok(JSONSchema.object(["status": JSONSchema.object(["version": JSONSchema.string], required: ["version"])], required: ["status"]))
+        )) { request, _ in
             _ = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             return Response.json(.object(["status": .object(["version": .string(Self.version)])]))
         }
-        router.get("/errors") { request, _ in
+        router.on(.init(
+            method: .get, path: "/errors", summary: "Every error code this server answers", tag: "system", security: .app,
+            success: .ok(JSONSchema.array(JSONSchema.object(["status": JSONSchema.integer, "error_code": JSONSchema.integer, "error_message": JSONSchema.string], required: ["status", "error_code", "error_message"])))
+        )) { request, _ in
             _ = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             let errors = CloudAPIError.catalogue.map { error -> JSONValue in
                 .object([
@@ -26,7 +33,16 @@ struct SystemRoutes<Context: RequestContext> {
             }
             return Response.json(.array(errors))
         }
-        router.get("/metrics") { _, _ in
+        router.on(.init(
+            method: .get, path: "/openapi.json", summary: "This document", tag: "system", security: .none,
+            success: .ok(JSONSchema.empty)
+        )) { _, _ in
+            Response.json(OpenAPIDocument.make(operations: catalogue.operations, version: Self.version))
+        }
+        router.on(.init(
+            method: .get, path: "/metrics", summary: "Prometheus metrics", tag: "system", security: .none,
+            success: .text(200, "The Prometheus text format.")
+        )) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer()))

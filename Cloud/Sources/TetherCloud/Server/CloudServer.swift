@@ -27,13 +27,15 @@ public enum CloudServer {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: MetricsMiddleware())
-        AccountRoutes(accounts: accounts, metrics: metrics).register(on: router)
+        let catalogue = OperationCatalogue()
+        let documented = DocumentedRouter(router: router, catalogue: catalogue)
+        AccountRoutes(accounts: accounts, metrics: metrics).register(on: documented)
         DeviceRoutes(
             accounts: accounts,
             registry: DeviceRegistry(database: database, endpoint: endpoint),
             bindings: BindingService(database: database, endpoint: endpoint)
-        ).register(on: router)
-        SystemRoutes(accounts: accounts, metrics: metrics).register(on: router)
+        ).register(on: documented)
+        SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
         return Application(
             router: router,
             configuration: .init(address: .hostname(configuration.bindAddress, port: configuration.httpPort), serverName: "tether-cloud"),

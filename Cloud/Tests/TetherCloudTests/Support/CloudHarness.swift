@@ -13,6 +13,8 @@ struct CloudHarness: Sendable {
     let admin: Administration
     let app: Administration.CreatedApp
     let client: any TestClientProtocol
+    /// The server's own OpenAPI document; every answer is checked against it.
+    let validator: SchemaValidator
 
     /// Policies that keep tests fast: cheapest bcrypt, no login delays.
     static var testPolicy: AccountPolicy {
@@ -45,7 +47,9 @@ struct CloudHarness: Sendable {
         configuration.accounts = policy
         let application = CloudServer.makeApplication(configuration: configuration, database: database, logger: TestEngine.logger)
         return try await application.test(.live) { client in
-            try await body(CloudHarness(database: database, admin: admin, app: app, client: client))
+            let document = try await client.execute(uri: "/openapi.json", method: .get)
+            let validator = SchemaValidator(document: try JSONValue.parse(String(buffer: document.body)))
+            return try await body(CloudHarness(database: database, admin: admin, app: app, client: client, validator: validator))
         }
     }
 
@@ -67,7 +71,26 @@ struct CloudHarness: Sendable {
             uri: uri, method: method, headers: headers,
             body: json.map { ByteBuffer(string: $0.serialized()) }
         )
-        return APIResponse(status: response.status, headers: response.headers, text: String(buffer: response.body))
+        let answer = APIResponse(status: response.status, headers: response.headers, text: String(buffer: response.body))
+        validate(answer, method: method, uri: uri)
+        return answer
+    }
+
+    /// Records an issue when an answer is not what the OpenAPI document says.
+    func validate(_ answer: APIResponse, method: HTTPRequest.Method, uri: String) {
+        let (schema, documented) = validator.responseSchema(method: method.rawValue, path: uri, status: Int(answer.status.code))
+        guard documented else {
+            if answer.errorCode != 9999 { Issue.record("\(method) \(uri) is served but not documented") }
+            return
+        }
+        guard let schema else { return }
+        guard let json = answer.json else {
+            Issue.record("\(method) \(uri) answered \(answer.status.code) with a body that is not JSON: \(answer.text)")
+            return
+        }
+        for problem in validator.problems(json, against: schema) {
+            Issue.record("\(method) \(uri) → \(answer.status.code) breaks the OpenAPI document: \(problem)")
+        }
     }
 
     /// Registers `username` with a valid password and returns the session.
