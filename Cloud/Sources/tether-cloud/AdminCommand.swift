@@ -12,19 +12,47 @@ struct AdminCommand: AsyncParsableCommand {
     )
 
     struct AppGroup: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "app", subcommands: [Create.self])
+        static let configuration = CommandConfiguration(commandName: "app", subcommands: [Create.self, Configure.self])
 
         struct Create: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Register an app; prints its appId and appSecret.")
             @Option var name: String
+            @OptionGroup var thirdParty: ThirdPartyOptions
             @OptionGroup var options: AdminOptions
 
             func run() async throws {
-                let app = try await options.withAdministration { try await $0.createApp(name: name) }
+                let app = try await options.withAdministration { admin in
+                    let app = try await admin.createApp(name: name)
+                    if let issuer = thirdParty.thirdPartyIssuer {
+                        try await admin.configureThirdParty(appID: app.appID, issuer: issuer)
+                    }
+                    return app
+                }
                 options.print(
                     json: ["appId": .string(app.appID), "appSecret": .string(app.appSecret)],
                     text: "appId: \(app.appID)\nappSecret: \(app.appSecret)"
                 )
+            }
+        }
+
+        struct Configure: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Turn third-party login (ID tokens verified against a JWKS) on or off for an app."
+            )
+            @Option(help: "The app id.") var app: String
+            @OptionGroup var thirdParty: ThirdPartyOptions
+            @Flag(help: "Turn third-party login off.") var disableThirdParty = false
+            @OptionGroup var options: AdminOptions
+
+            func validate() throws {
+                guard (thirdParty.thirdPartyIssuer == nil) == disableThirdParty else {
+                    throw ValidationError("give either --jwks-url URL or --disable-third-party")
+                }
+            }
+
+            func run() async throws {
+                try await options.withAdministration { try await $0.configureThirdParty(appID: app, issuer: thirdParty.thirdPartyIssuer) }
+                options.print(json: ["appId": .string(app), "thirdParty": .bool(!disableThirdParty)], text: "updated \(app)")
             }
         }
     }
@@ -135,6 +163,17 @@ struct AdminCommand: AsyncParsableCommand {
             options.print(json: json, text: text.isEmpty ? "the outbox is empty" : text.joined(separator: "\n\n"))
         }
     }
+}
+
+struct ThirdPartyOptions: ParsableArguments {
+    @Option(name: .customLong("jwks-url"), help: "The third party's key set, for verifying its ID tokens.")
+    var jwksURL: String?
+    @Option(name: .customLong("jwt-issuer"), help: "The iss the ID tokens must carry.")
+    var issuer: String?
+    @Option(name: .customLong("jwt-audience"), help: "The aud the ID tokens must include (your client id with the third party).")
+    var audience: String?
+
+    var thirdPartyIssuer: ThirdPartyIssuer? { jwksURL.map { ThirdPartyIssuer(jwksURL: $0, issuer: issuer, audience: audience) } }
 }
 
 struct AdminOptions: ParsableArguments {

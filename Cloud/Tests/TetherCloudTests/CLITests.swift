@@ -45,6 +45,18 @@ struct CLITests {
             #expect(app["appId"]?.stringValue?.count == 32)
             #expect(app["appSecret"]?.stringValue?.count == 32)
 
+            let appID = try #require(app["appId"]?.stringValue)
+            let configured = try await Self.run(["admin", "app", "configure", "--app", appID, "--jwks-url", "https://id.example/jwks.json", "--jwt-audience", "x", "--database", database])
+            #expect(configured.status == 0, "\(configured.error)")
+            let reader = try await url.open(logger: TestEngine.logger)
+            let row = try await reader.first("SELECT jwks_url, jwt_audience FROM apps")
+            await reader.close()
+            let stored = try #require(row)
+            #expect(stored.optionalText("jwks_url") == "https://id.example/jwks.json")
+            #expect(stored.optionalText("jwt_audience") == "x")
+            #expect(try await Self.run(["admin", "app", "configure", "--app", appID, "--jwks-url", "ftp://x", "--database", database]).status != 0)
+            #expect(try await Self.run(["admin", "app", "configure", "--app", "nope", "--disable-third-party", "--database", database]).status != 0)
+
             let product = try JSONValue.parse(try await Self.run([
                 "admin", "product", "create", "--name", "Pet house", "--datapoints", DeviceFixtures.petHouseURL.path, "--database", database, "--json",
             ]).output)

@@ -14,12 +14,15 @@ struct AccountRoutes<Context: RequestContext> {
                 "phone_id": JSONSchema.string("Anonymous: the same uid every time for the same id.", maxLength: 128),
                 "username": JSONSchema.string, "password": JSONSchema.string, "phone": JSONSchema.string, "code": JSONSchema.string,
                 "email": JSONSchema.string, "lang": JSONSchema.string,
+                "src": JSONSchema.string("Third party: qq, sina, baidu, wechat, twitter, facebook, google or amazon."),
+                "uid": JSONSchema.string("Third party: the ID token's subject."),
+                "token": JSONSchema.string("Third party: the ID token (a JWT), optionally after \"Bearer \"."),
             ]),
             success: .created(JSONSchema.ref("Session"))
         )) { request, _ in
             let app = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             let form = try await RequestForm.decode(request)
-            let session = try await accounts.register(appID: app.appID, form: form)
+            let session = try await accounts.register(app: app, form: form)
             metrics.registered()
             return Response.json(session.json, status: .created)
         }

@@ -10,15 +10,20 @@ public struct AccountService: Sendable {
     let policy: AccountPolicy
     /// The base of links in e-mails, as users' browsers reach this server.
     let publicURL: String
+    let tokenVerifier: ThirdPartyTokenVerifier
     let logger: Logger
 
     var hasher: PasswordHasher { PasswordHasher(cost: policy.bcryptCost) }
 
-    public init(database: any SQLDatabase, sender: any MessageSender, policy: AccountPolicy, publicURL: String, logger: Logger) {
+    public init(
+        database: any SQLDatabase, sender: any MessageSender, policy: AccountPolicy, publicURL: String,
+        tokenVerifier: ThirdPartyTokenVerifier, logger: Logger
+    ) {
         self.database = database
         self.sender = sender
         self.policy = policy
         self.publicURL = publicURL
+        self.tokenVerifier = tokenVerifier
         self.logger = logger
     }
 
@@ -92,12 +97,13 @@ public struct AccountService: Sendable {
     // MARK: Registration and login
 
     /// `POST /app/users`, one of the reference's registration forms.
-    func register(appID: String, form: RequestForm) async throws -> UserSession {
+    func register(app: AppRecord, form: RequestForm) async throws -> UserSession {
+        let appID = app.appID
         if let phoneID = try form.optionalString("phone_id") {
             return try await anonymousLogin(appID: appID, phoneID: phoneID)
         }
         if form.has("src") || form.has("token") {
-            throw CloudAPIError.formInvalid(detail: "third-party login is not enabled on this server yet")
+            return try await thirdPartyLogin(app: app, form: form)
         }
         if let username = try form.optionalString("username") {
             try Validation.username(username)
@@ -121,6 +127,41 @@ public struct AccountService: Sendable {
             return session
         }
         throw CloudAPIError.formInvalid(detail: "expected one of: phone_id; username and password; phone, password and code; email and password")
+    }
+
+    static let thirdPartySources: Set<String> = ["qq", "sina", "baidu", "wechat", "twitter", "facebook", "google", "amazon"]
+
+    /// `{src, uid, token}`: the token is the third party's ID token (a JWT), verified against the
+    /// key set configured for the app; `uid` must be its subject. The same subject logs in as
+    /// the same user every time.
+    private func thirdPartyLogin(app: AppRecord, form: RequestForm) async throws -> UserSession {
+        let source = try form.string("src")
+        guard Self.thirdPartySources.contains(source) else {
+            throw CloudAPIError.formInvalid(detail: "src must be one of \(Self.thirdPartySources.sorted().joined(separator: ", "))")
+        }
+        let claimedUID = try form.string("uid")
+        var token = try form.string("token")
+        if token.hasPrefix("Bearer ") { token.removeFirst("Bearer ".count) }
+        guard let issuer = app.thirdParty else {
+            throw CloudAPIError.formInvalid(detail: "third-party login is not configured for this app (tether-cloud admin app configure --jwks-url)")
+        }
+        let subject = try await tokenVerifier.verify(token, issuer: issuer)
+        guard subject == claimedUID else {
+            throw CloudAPIError.tokenInvalid(detail: "uid is not the token's subject")
+        }
+        let find = "SELECT uid FROM users WHERE app_id = $1 AND third_party_src = $2 AND third_party_uid = $3"
+        if let row = try await database.first(find, .text(app.appID), .text(source), .text(subject)) {
+            return try await issueToken(uid: try row.text("uid"), appID: app.appID, on: database)
+        }
+        do {
+            return try await createUser(
+                appID: app.appID, fields: ["third_party_src": .text(source), "third_party_uid": .text(subject)],
+                password: nil, duplicate: .formInvalid()
+            )
+        } catch let error as CloudAPIError where error.code == CloudAPIError.formInvalid().code {
+            guard let row = try await database.first(find, .text(app.appID), .text(source), .text(subject)) else { throw error }
+            return try await issueToken(uid: try row.text("uid"), appID: app.appID, on: database)
+        }
     }
 
     private func anonymousLogin(appID: String, phoneID: String) async throws -> UserSession {

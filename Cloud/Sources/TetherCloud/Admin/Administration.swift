@@ -23,6 +23,20 @@ public struct Administration: Sendable {
         return app
     }
 
+    /// Turns third-party login on for an app (or off, with nil).
+    public func configureThirdParty(appID: String, issuer: ThirdPartyIssuer?) async throws {
+        if let issuer {
+            guard let url = URL(string: issuer.jwksURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw CloudAPIError.formInvalid(detail: "the JWKS URL must be an http or https URL")
+            }
+        }
+        let rows = try await database.query(
+            "UPDATE apps SET jwks_url = $2, jwt_issuer = $3, jwt_audience = $4 WHERE app_id = $1 RETURNING app_id",
+            .text(appID), .optional(issuer?.jwksURL), .optional(issuer?.issuer), .optional(issuer?.audience)
+        )
+        guard !rows.isEmpty else { throw CloudAPIError.appIDInvalid(detail: "no app has this id") }
+    }
+
     public struct CreatedProduct: Sendable, Equatable {
         public var productKey: String
         public var productSecret: String

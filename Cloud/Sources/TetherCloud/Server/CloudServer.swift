@@ -21,6 +21,7 @@ public enum CloudServer {
             sender: sender ?? OutboxSender(database: database),
             policy: configuration.accounts,
             publicURL: configuration.resolvedPublicURL,
+            tokenVerifier: ThirdPartyTokenVerifier(logger: logger),
             logger: logger
         )
         let endpoint = configuration.resolvedM2M
