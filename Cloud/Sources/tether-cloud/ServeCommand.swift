@@ -25,6 +25,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("m2m-host"), help: "Host name devices and apps are told to reach the real-time side at.")
     var m2mHost: String?
 
+    @Option(name: .customLong("smtp-url"), help: "Send e-mail through smtp://[USER:PASSWORD@]HOST[:PORT][?starttls=require] or smtps://…; without it e-mail waits in the outbox.")
+    var smtpURL: String?
+
+    @Option(name: .customLong("mail-from"), help: "The sender address of e-mail (with --smtp-url).")
+    var mailFrom: String?
+
+    @Option(name: .customLong("smtp-ca-file"), help: "PEM file of extra certificate authorities to trust for the SMTP server.")
+    var smtpCAFile: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -38,6 +47,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.publicURL = publicURL
         if let m2mHost {
             configuration.m2m = M2MEndpoint(host: m2mHost, webSocketPort: httpPort)
+        }
+        if let smtpURL {
+            guard let mailFrom else { throw ValidationError("--smtp-url needs --mail-from ADDRESS") }
+            configuration.smtp = try SMTPConfiguration(url: smtpURL, from: mailFrom, trustRootsFile: smtpCAFile)
         }
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))

@@ -11,6 +11,8 @@ public struct CloudConfiguration: Sendable {
     /// server's address, with the WebSocket port being the HTTP port.
     public var m2m: M2MEndpoint?
     public var accounts = AccountPolicy()
+    /// Send e-mail through this SMTP server; without it, e-mail waits in the outbox like SMS.
+    public var smtp: SMTPConfiguration?
 
     public init() {}
 

@@ -16,9 +16,15 @@ public enum CloudServer {
         logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
+        let outbox = OutboxSender(database: database)
+        let defaultSender: any MessageSender = if let smtp = configuration.smtp {
+            RoutingSender(email: SMTPSender(configuration: smtp, logger: logger), outbox: outbox, logger: logger)
+        } else {
+            outbox
+        }
         let accounts = AccountService(
             database: database,
-            sender: sender ?? OutboxSender(database: database),
+            sender: sender ?? defaultSender,
             policy: configuration.accounts,
             publicURL: configuration.resolvedPublicURL,
             tokenVerifier: ThirdPartyTokenVerifier(logger: logger),
