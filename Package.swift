@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "TetherGizwitsLAN", targets: ["TetherGizwitsLAN"]),
         .library(name: "TetherAgent", targets: ["TetherAgent"]),
         .library(name: "TetherMQTT", targets: ["TetherMQTT"]),
+        .library(name: "TetherAlink", targets: ["TetherAlink"]),
         .executable(name: "tether", targets: ["tether"]),
         .executable(name: "tether-agent", targets: ["tether-agent"]),
     ],
@@ -27,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // HMAC for Alink's signed CONNECT; CryptoKit underneath on Apple platforms.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         .target(name: "TetherCore", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
@@ -51,6 +54,16 @@ let package = Package(
                 // TLS with BoringSSL where Network.framework is not the platform's TLS.
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux, .macOS, .android])),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "TetherAlink",
+            dependencies: [
+                "TetherCore",
+                "TetherMQTT",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -100,7 +113,7 @@ let package = Package(
         .target(
             name: "TetherTestSupport",
             dependencies: [
-                "TetherCore", "TetherGizwitsLAN", "TetherAgent", "TetherMQTT",
+                "TetherCore", "TetherGizwitsLAN", "TetherAgent", "TetherMQTT", "TetherAlink",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -129,6 +142,15 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "TetherAlinkTests",
+            dependencies: [
+                "TetherAlink",
+                "TetherMQTT",
+                "TetherTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "TetherAgentTests",
             dependencies: ["TetherAgent", "TetherTestSupport", .product(name: "NIOCore", package: "swift-nio")]
         ),
@@ -136,6 +158,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Tether",
+                "TetherAlink",
                 "TetherAgent",
                 "TetherTestSupport",
                 "TetherMQTT",

@@ -26,7 +26,12 @@ public final class AsyncPromise<Value: Sendable, Failure: Error>: Sendable {
 
     /// Waits for the result.
     public func value() async throws(Failure) -> Value {
-        let result = await withCheckedContinuation { continuation in
+        try await result().get()
+    }
+
+    /// Waits for the result, success or failure.
+    public func result() async -> Result<Value, Failure> {
+        await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> Result<Value, Failure>? in
                 if let result = state.result { return result }
                 state.waiters.append(continuation)
@@ -34,6 +39,5 @@ public final class AsyncPromise<Value: Sendable, Failure: Error>: Sendable {
             }
             if let ready { continuation.resume(returning: ready) }
         }
-        return try result.get()
     }
 }

@@ -5,8 +5,8 @@ import Foundation
 import TetherTestSupport
 
 enum FuzzHarness {
-    static let targets: [String: @Sendable ([UInt8]) -> String?] = ["gizwits-lan": FuzzTargets.gizwitsLAN, "mqtt": FuzzTargets.mqtt]
-    static let seeds: [String: [[UInt8]]] = ["gizwits-lan": FuzzTargets.seeds, "mqtt": FuzzTargets.mqttSeeds]
+    static let targets: [String: @Sendable ([UInt8]) -> String?] = ["gizwits-lan": FuzzTargets.gizwitsLAN, "mqtt": FuzzTargets.mqtt, "alink": FuzzTargets.alink]
+    static let seeds: [String: [[UInt8]]] = ["gizwits-lan": FuzzTargets.seeds, "mqtt": FuzzTargets.mqttSeeds, "alink": FuzzTargets.alinkSeeds]
 }
 
 #if TETHER_LIBFUZZER

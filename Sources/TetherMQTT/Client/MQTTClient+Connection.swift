@@ -119,9 +119,12 @@ extension MQTTClient {
             properties.list.append(.receiveMaximum(UInt16(clamping: max(1, configuration.maximumInflight))))
             properties.list.append(.maximumPacketSize(UInt32(clamping: configuration.maximumPacketSize)))
         }
+        let credentials = configuration.credentials?() ?? MQTTCredentials(
+            clientID: configuration.clientID, username: configuration.username, password: configuration.password
+        )
         let connect = MQTTConnect(
-            version: configuration.version, clientID: configuration.clientID, cleanStart: configuration.cleanStart,
-            keepAlive: configuration.keepAlive, username: configuration.username, password: configuration.password,
+            version: configuration.version, clientID: credentials.clientID, cleanStart: configuration.cleanStart,
+            keepAlive: configuration.keepAlive, username: credentials.username, password: credentials.password,
             will: configuration.will, properties: properties
         )
         let timeout = TimeAmount(configuration.connectTimeout)

@@ -29,6 +29,9 @@ public struct MQTTClientConfiguration: Sendable {
     public var reconnect: Reconnect?
     /// Largest packet accepted from the broker.
     public var maximumPacketSize: Int
+    /// Called before every connection attempt; what it returns replaces `clientID`, `username`
+    /// and `password` for that attempt (Alink devices sign a fresh timestamp each time).
+    public var credentials: (@Sendable () -> MQTTCredentials)?
 
     public struct Reconnect: Sendable {
         public var initial: Duration
@@ -56,7 +59,8 @@ public struct MQTTClientConfiguration: Sendable {
         maximumInflight: Int = 20,
         maximumQueuedMessages: Int = 1000,
         reconnect: Reconnect? = Reconnect(),
-        maximumPacketSize: Int = 1 << 20
+        maximumPacketSize: Int = 1 << 20,
+        credentials: (@Sendable () -> MQTTCredentials)? = nil
     ) {
         self.host = host
         self.port = port
@@ -75,6 +79,7 @@ public struct MQTTClientConfiguration: Sendable {
         self.maximumQueuedMessages = maximumQueuedMessages
         self.reconnect = reconnect
         self.maximumPacketSize = maximumPacketSize
+        self.credentials = credentials
     }
 
     func reconnectDelay(attempt: Int) -> Duration? {
@@ -82,5 +87,19 @@ public struct MQTTClientConfiguration: Sendable {
         var delay = reconnect.initial
         for _ in 0..<min(attempt, 30) where delay < reconnect.maximum { delay *= 2 }
         return min(delay, reconnect.maximum) * Double.random(in: 0.8...1.2)
+    }
+}
+
+/// The identity a client presents at CONNECT.
+public struct MQTTCredentials: Sendable {
+    public var clientID: String
+    public var username: String?
+    /// Never logged.
+    public var password: [UInt8]?
+
+    public init(clientID: String, username: String? = nil, password: [UInt8]? = nil) {
+        self.clientID = clientID
+        self.username = username
+        self.password = password
     }
 }

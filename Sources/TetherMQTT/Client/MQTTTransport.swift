@@ -26,6 +26,15 @@ public struct MQTTTransport: Sendable {
         MQTTTransport(base: .webSocket(path: path, secure: nil))
     }
 
+    /// Whether the transport encrypts (TLS, or WebSocket over TLS).
+    public var isSecure: Bool {
+        switch base {
+        case .tcp: return false
+        case .custom(let name, _): return name == "tls"
+        case .webSocket(_, let secure): return secure != nil
+        }
+    }
+
     var name: String {
         switch base {
         case .tcp: return "tcp"

@@ -1,0 +1,203 @@
+public import Logging
+public import NIOCore
+import Synchronization
+public import TetherCore
+public import TetherMQTT
+
+/// A request from the cloud to a device: a property set or get, a service call, raw bytes, or
+/// a system RRPC.
+public struct AlinkDownlink: Sendable {
+    public var topic: AlinkDeviceTopic
+    /// The Alink request (nil for raw bytes and RRPC, which are opaque).
+    public var request: AlinkRequest?
+    public var payload: ByteBuffer
+}
+
+/// The device side of Alink over MQTT: connects with a signed CONNECT, posts properties and
+/// events and waits for their replies, and hands the cloud's requests to the caller.
+///
+/// ```swift
+/// try await AlinkDeviceClient.withClient(configuration: .init(host: "127.0.0.1", device: id, deviceSecret: secret)) { device in
+///     _ = try await device.postProperties(["LightSwitch": 1])
+///     for await downlink in device.downlinks() {
+///         if case .propertySet = downlink.topic.topic, let request = downlink.request {
+///             try await device.reply(request.reply(), to: downlink)
+///         }
+///     }
+/// }
+/// ```
+public final class AlinkDeviceClient: Sendable {
+    public let configuration: AlinkDeviceConfiguration
+    public let mqtt: MQTTClient
+    private let logger: Logger
+    private let downlinkBroadcast = Broadcast<AlinkDownlink>(bufferSize: 1024)
+
+    private struct State {
+        var nextID = 1
+        var waiting: [String: AsyncPromise<AlinkReply, TetherError>] = [:]
+    }
+    private let state = Mutex(State())
+
+    private init(configuration: AlinkDeviceConfiguration, mqtt: MQTTClient, logger: Logger) {
+        self.configuration = configuration
+        self.mqtt = mqtt
+        self.logger = logger
+    }
+
+    /// Connects (the first connection must succeed), runs `body`, then disconnects.
+    public static func withClient<Result: Sendable>(
+        configuration: AlinkDeviceConfiguration,
+        logger: Logger = Logger(label: "tether.alink.device"),
+        group: (any EventLoopGroup)? = nil,
+        _ body: (AlinkDeviceClient) async throws -> Result
+    ) async throws -> Result {
+        guard (30...1200).contains(configuration.keepAlive) else {
+            throw TetherError(.invalidArgument, "an Alink keep-alive is 30 to 1200 seconds (got \(configuration.keepAlive))")
+        }
+        let device = configuration.device
+        let base = "/sys/\(device.productKey)/\(device.deviceName)"
+        let filters = [
+            "\(base)/thing/service/+", "\(base)/thing/service/property/+", "\(base)/thing/event/+/post_reply",
+            "\(base)/thing/model/down_raw", "\(base)/thing/model/up_raw_reply", "\(base)/rrpc/request/+",
+        ].map { MQTTTopicSubscription(filter: $0, qos: .atLeastOnce) }
+        var logger = logger
+        logger[metadataKey: "alink.device"] = "\(device)"
+        return try await MQTTClient.withClient(configuration: configuration.mqtt, logger: logger, group: group) { mqtt in
+            let client = AlinkDeviceClient(configuration: configuration, mqtt: mqtt, logger: logger)
+            guard configuration.subscribesExplicitly else {
+                return try await client.run(receiving: mqtt.messages(), body)
+            }
+            return try await mqtt.subscribe(to: filters) { messages in
+                try await client.run(receiving: messages, body)
+            }
+        }
+    }
+
+    private func run<Result: Sendable, Messages: AsyncSequence & Sendable>(
+        receiving messages: Messages,
+        _ body: (AlinkDeviceClient) async throws -> Result
+    ) async throws -> Result where Messages.Element == MQTTMessage {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for try await message in messages { self.receive(message) }
+            }
+            defer { group.cancelAll() }
+            let result = try await body(self)
+            failWaiting(TetherError(.cancelled, "the device client is closing"))
+            return result
+        }
+    }
+
+    /// Requests from the cloud from now on.
+    public func downlinks() -> AsyncStream<AlinkDownlink> { downlinkBroadcast.subscribe() }
+
+    /// Posts property values (`thing.event.property.post`) and returns the cloud's reply; a
+    /// reply with a code other than 200 is returned, not thrown.
+    public func postProperties(_ params: JSONValue) async throws(TetherError) -> AlinkReply {
+        try await request(.propertyPost, method: "thing.event.property.post", params: params)
+    }
+
+    /// Posts an event (`thing.event.{identifier}.post`) with its output values.
+    public func postEvent(_ identifier: String, value: JSONValue) async throws(TetherError) -> AlinkReply {
+        try await request(.eventPost(identifier), method: "thing.event.\(identifier).post", params: ["value": value])
+    }
+
+    /// Sends raw bytes up (`thing/model/up_raw`), for products whose data is not JSON.
+    public func postRaw(_ bytes: [UInt8]) async throws(TetherError) {
+        try await publish(.upRaw, payload: ByteBuffer(bytes: bytes), qos: .atLeastOnce)
+    }
+
+    /// Answers a downlink: on the request's `_reply` topic, or on the RRPC response topic.
+    public func reply(_ answer: AlinkReply, to downlink: AlinkDownlink) async throws(TetherError) {
+        try await reply(payload: ByteBuffer(bytes: answer.bytes), to: downlink)
+    }
+
+    /// Answers a downlink with bytes (raw and RRPC replies).
+    public func reply(payload: ByteBuffer, to downlink: AlinkDownlink) async throws(TetherError) {
+        var topic = downlink.topic
+        if downlink.topic.rrpcMessageID == nil {
+            switch downlink.topic.topic {
+            case .rrpcRequest(let id): topic.topic = .rrpcResponse(id)
+            default:
+                guard let reply = downlink.topic.topic.reply else {
+                    throw TetherError(.invalidArgument, "\(downlink.topic.name) has no reply topic")
+                }
+                topic.topic = reply
+            }
+        }
+        try await publish(topic, payload: payload, qos: downlink.topic.rrpcMessageID == nil ? .atLeastOnce : .atMostOnce)
+    }
+
+    private func request(_ topic: AlinkTopic, method: String, params: JSONValue) async throws(TetherError) -> AlinkReply {
+        // Registered before the publication, so that a fast reply always finds it.
+        let promise = AsyncPromise<AlinkReply, TetherError>()
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            state.waiting[String(state.nextID)] = promise
+            return String(state.nextID)
+        }
+        defer { _ = state.withLock { $0.waiting.removeValue(forKey: id) } }
+        let request = AlinkRequest(id: id, method: method, params: params)
+        try await publish(topic, payload: ByteBuffer(bytes: request.bytes), qos: .atLeastOnce)
+        let timeout = configuration.replyTimeout
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            promise.resolve(.failure(TetherError(.timeout, "no reply to \(method) (id \(id)) within \(timeout)")))
+        }
+        defer { timer.cancel() }
+        let result = await withTaskCancellationHandler {
+            await promise.result()
+        } onCancel: {
+            promise.resolve(.failure(TetherError(.cancelled, "\(method) was cancelled")))
+        }
+        return try result.get()
+    }
+
+    private func publish(_ topic: AlinkTopic, payload: ByteBuffer, qos: MQTTQoS) async throws(TetherError) {
+        try await publish(AlinkDeviceTopic(device: configuration.device, topic: topic), payload: payload, qos: qos)
+    }
+
+    private func publish(_ topic: AlinkDeviceTopic, payload: ByteBuffer, qos: MQTTQoS) async throws(TetherError) {
+        do {
+            try await mqtt.publish(MQTTMessage(topic: topic.name, payload: payload, qos: qos))
+        } catch {
+            throw TetherError(.connectionFailed, "cannot publish to \(topic.name): \(error)")
+        }
+    }
+
+    private func failWaiting(_ error: TetherError) {
+        let all = state.withLock { state in
+            defer { state.waiting.removeAll() }
+            return Array(state.waiting.values)
+        }
+        for promise in all { promise.resolve(.failure(error)) }
+    }
+
+    private func receive(_ message: MQTTMessage) {
+        guard let topic = AlinkDeviceTopic(parsing: message.topic), topic.device == configuration.device else {
+            logger.debug("ignoring a message for another device", metadata: ["mqtt.topic": "\(message.topic)"])
+            return
+        }
+        let bytes = message.payload.readableBytesView
+        switch topic.topic {
+        case .propertyPostReply, .eventPostReply:
+            do {
+                let reply = try AlinkReply(parsing: bytes)
+                state.withLock { $0.waiting[reply.id] }?.resolve(.success(reply))
+            } catch {
+                logger.warning("unreadable reply from the cloud", metadata: ["mqtt.topic": "\(message.topic)", "error": "\(error)"])
+            }
+        case .propertySet, .propertyGet, .service:
+            do {
+                let request = try AlinkRequest(parsing: bytes)
+                downlinkBroadcast.yield(AlinkDownlink(topic: topic, request: request, payload: message.payload))
+            } catch {
+                logger.warning("unreadable request from the cloud", metadata: ["mqtt.topic": "\(message.topic)", "error": "\(error)"])
+            }
+        case .downRaw, .rrpcRequest, .upRawReply:
+            downlinkBroadcast.yield(AlinkDownlink(topic: topic, request: nil, payload: message.payload))
+        default:
+            logger.debug("ignoring an unexpected topic", metadata: ["mqtt.topic": "\(message.topic)"])
+        }
+    }
+}

@@ -1,0 +1,77 @@
+public import TetherMQTT
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// How an ``AlinkDeviceClient`` reaches its cloud. Every field but the host, the device and its
+/// secret has a default.
+public struct AlinkDeviceConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var device: AlinkDeviceIdentity
+    /// The per-device secret. Never logged.
+    public var deviceSecret: String
+    /// 30 to 1200 seconds, as the Alink platform requires.
+    public var keepAlive: UInt16
+    public var transport: MQTTTransport
+    public var signMethod: AlinkSignMethod
+    /// How long a post waits for its `_reply`.
+    public var replyTimeout: Duration
+    /// Reconnection after a lost connection; nil turns it off.
+    public var reconnect: MQTTClientConfiguration.Reconnect?
+    /// Unix time in seconds, signed into every CONNECT.
+    public var now: @Sendable () -> Int64
+    /// Subscribe to the device's downstream topics instead of relying on the cloud's
+    /// server-side subscriptions (`_ss=1`): for stock brokers such as mosquitto.
+    public var subscribesExplicitly: Bool
+
+    public init(
+        host: String,
+        port: Int = 1883,
+        device: AlinkDeviceIdentity,
+        deviceSecret: String,
+        keepAlive: UInt16 = 60,
+        transport: MQTTTransport = .tcp,
+        signMethod: AlinkSignMethod = .hmacsha1,
+        replyTimeout: Duration = .seconds(10),
+        reconnect: MQTTClientConfiguration.Reconnect? = .init(),
+        now: @escaping @Sendable () -> Int64 = { AlinkClock.now() },
+        subscribesExplicitly: Bool = false
+    ) {
+        self.host = host
+        self.port = port
+        self.device = device
+        self.deviceSecret = deviceSecret
+        self.keepAlive = keepAlive
+        self.transport = transport
+        self.signMethod = signMethod
+        self.replyTimeout = replyTimeout
+        self.reconnect = reconnect
+        self.now = now
+        self.subscribesExplicitly = subscribesExplicitly
+    }
+
+    /// The MQTT client configuration: a fresh signature with the current time on every
+    /// connection attempt, `securemode=2` over TLS and 3 otherwise.
+    public var mqtt: MQTTClientConfiguration {
+        let device = device, secret = deviceSecret, signMethod = signMethod, now = now
+        let secureMode = transport.isSecure ? 2 : 3
+        return MQTTClientConfiguration(
+            host: host, port: port, version: .v311, keepAlive: keepAlive, transport: transport,
+            reconnect: reconnect,
+            credentials: {
+                let credentials = AlinkCredentials.device(device, secret: secret, timestamp: now(), secureMode: secureMode, signMethod: signMethod)
+                return MQTTCredentials(clientID: credentials.clientID, username: credentials.username, password: Array(credentials.password.utf8))
+            }
+        )
+    }
+}
+
+/// Wall-clock Unix seconds.
+public enum AlinkClock {
+    public static func now() -> Int64 {
+        Int64(Date().timeIntervalSince1970)
+    }
+}

@@ -1,0 +1,125 @@
+public import TetherCore
+
+/// A request in the Alink envelope: `{"id", "version", "params", "method"}`. Devices post with
+/// it, and the cloud sets properties and calls services with it.
+public struct AlinkRequest: Hashable, Sendable {
+    /// A decimal string in every message Tether sends; numbers are read as their decimal text.
+    public var id: String
+    public var version: String
+    public var method: String?
+    public var params: JSONValue
+
+    public init(id: String, method: String?, params: JSONValue, version: String = "1.0") {
+        self.id = id
+        self.version = version
+        self.method = method
+        self.params = params
+    }
+
+    /// Reads a request. Throws `malformedPayload` for anything that is not a JSON object with
+    /// an `id`, or that is larger than `maximumSize` bytes.
+    public init(parsing bytes: some Collection<UInt8>, maximumSize: Int = AlinkLimits.maximumPayloadSize) throws(TetherError) {
+        let object = try AlinkLimits.object(bytes, maximumSize: maximumSize)
+        self.id = try AlinkLimits.id(object)
+        self.version = object["version"]?.stringValue ?? "1.0"
+        self.method = object["method"]?.stringValue
+        self.params = object["params"] ?? .object([:])
+    }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["id": .string(id), "version": .string(version), "params": params]
+        if let method { object["method"] = .string(method) }
+        return .object(object)
+    }
+
+    public var bytes: [UInt8] { Array(json.serialized().utf8) }
+
+    /// The reply to this request.
+    public func reply(code: Int = AlinkReply.success, data: JSONValue = .object([:]), message: String = "success") -> AlinkReply {
+        AlinkReply(id: id, code: code, data: data, message: message, method: method, version: version)
+    }
+}
+
+/// A reply in the Alink envelope: `{"id", "code", "data", "message"}` (plus `method` and
+/// `version` when answering a request that had them). `message` is always written: the Python
+/// device SDK drops replies without it.
+public struct AlinkReply: Hashable, Sendable {
+    public static let success = 200
+
+    public var id: String
+    public var code: Int
+    public var data: JSONValue
+    public var message: String
+    public var method: String?
+    public var version: String?
+
+    public init(id: String, code: Int = AlinkReply.success, data: JSONValue = .object([:]), message: String = "success", method: String? = nil, version: String? = nil) {
+        self.id = id
+        self.code = code
+        self.data = data
+        self.message = message
+        self.method = method
+        self.version = version
+    }
+
+    public var isSuccess: Bool { code == Self.success }
+
+    public init(parsing bytes: some Collection<UInt8>, maximumSize: Int = AlinkLimits.maximumPayloadSize) throws(TetherError) {
+        let object = try AlinkLimits.object(bytes, maximumSize: maximumSize)
+        self.id = try AlinkLimits.id(object)
+        guard let code = object["code"]?.numberValue, code.isFinite, code == code.rounded(), abs(code) < 1e9 else {
+            throw TetherError(.malformedPayload, "an Alink reply needs an integer \"code\"")
+        }
+        self.code = Int(code)
+        self.data = object["data"] ?? .object([:])
+        self.message = object["message"]?.stringValue ?? ""
+        self.method = object["method"]?.stringValue
+        self.version = object["version"]?.stringValue
+    }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["id": .string(id), "code": .int(Int64(code)), "data": data, "message": .string(message)]
+        if let method { object["method"] = .string(method) }
+        if let version { object["version"] = .string(version) }
+        return .object(object)
+    }
+
+    public var bytes: [UInt8] { Array(json.serialized().utf8) }
+}
+
+/// Limits on what Tether reads from Alink payloads.
+public enum AlinkLimits {
+    /// The Aliyun platform's limit on a message payload.
+    public static let maximumPayloadSize = 256 * 1024
+    /// Longest accepted request id.
+    public static let maximumIDLength = 64
+
+    static func object(_ bytes: some Collection<UInt8>, maximumSize: Int) throws(TetherError) -> JSONObject {
+        guard bytes.count <= maximumSize else {
+            throw TetherError(.malformedPayload, "an Alink payload is at most \(maximumSize) bytes (got \(bytes.count))")
+        }
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(bytes)
+        } catch {
+            throw TetherError(.malformedPayload, "an Alink payload must be JSON: \(error.message)")
+        }
+        guard let object = value.objectValue else {
+            throw TetherError(.malformedPayload, "an Alink payload must be a JSON object")
+        }
+        return object
+    }
+
+    static func id(_ object: JSONObject) throws(TetherError) -> String {
+        let id: String
+        switch object["id"] {
+        case .string(let text): id = text
+        case .int(let number): id = String(number)
+        default: throw TetherError(.malformedPayload, "an Alink message needs an \"id\" (a decimal string)")
+        }
+        guard !id.isEmpty, id.utf8.count <= maximumIDLength else {
+            throw TetherError(.malformedPayload, "an Alink message id is 1 to \(maximumIDLength) characters")
+        }
+        return id
+    }
+}

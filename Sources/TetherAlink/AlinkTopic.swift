@@ -1,0 +1,158 @@
+/// What an Alink topic of one device means (`shared/reference/alink-mqtt.md` §3).
+public enum AlinkTopic: Hashable, Sendable {
+    /// `thing/event/property/post` (up) and its `_reply` (down).
+    case propertyPost, propertyPostReply
+    /// `thing/service/property/set` (down) and its `_reply` (up).
+    case propertySet, propertySetReply
+    /// `thing/service/property/get` (down) and its `_reply` (up).
+    case propertyGet, propertyGetReply
+    /// `thing/event/{identifier}/post` (up) and its `_reply` (down).
+    case eventPost(String), eventPostReply(String)
+    /// `thing/service/{identifier}` (down) and `{identifier}_reply` (up).
+    case service(String), serviceReply(String)
+    /// `thing/model/up_raw` (up) and its `_reply`; `thing/model/down_raw` (down) and its `_reply`.
+    case upRaw, upRawReply, downRaw, downRawReply
+    /// `rrpc/request/{messageId}` (down) and `rrpc/response/{messageId}` (up).
+    case rrpcRequest(String), rrpcResponse(String)
+    /// `/{pk}/{dn}/user/{rest}`: the device's own custom topics.
+    case user(String)
+    /// Any other `/sys/{pk}/{dn}/{rest}` topic (OTA, tags, gateway topics, …).
+    case system(String)
+
+    /// The part after `/sys/{pk}/{dn}/` (or after `/{pk}/{dn}/` for user topics).
+    var path: String {
+        switch self {
+        case .propertyPost: return "thing/event/property/post"
+        case .propertyPostReply: return "thing/event/property/post_reply"
+        case .propertySet: return "thing/service/property/set"
+        case .propertySetReply: return "thing/service/property/set_reply"
+        case .propertyGet: return "thing/service/property/get"
+        case .propertyGetReply: return "thing/service/property/get_reply"
+        case .eventPost(let identifier): return "thing/event/\(identifier)/post"
+        case .eventPostReply(let identifier): return "thing/event/\(identifier)/post_reply"
+        case .service(let identifier): return "thing/service/\(identifier)"
+        case .serviceReply(let identifier): return "thing/service/\(identifier)_reply"
+        case .upRaw: return "thing/model/up_raw"
+        case .upRawReply: return "thing/model/up_raw_reply"
+        case .downRaw: return "thing/model/down_raw"
+        case .downRawReply: return "thing/model/down_raw_reply"
+        case .rrpcRequest(let id): return "rrpc/request/\(id)"
+        case .rrpcResponse(let id): return "rrpc/response/\(id)"
+        case .user(let rest): return "user/\(rest)"
+        case .system(let rest): return rest
+        }
+    }
+
+    /// The reply topic of a request topic, for requests that have one.
+    public var reply: AlinkTopic? {
+        switch self {
+        case .propertyPost: return .propertyPostReply
+        case .propertySet: return .propertySetReply
+        case .propertyGet: return .propertyGetReply
+        case .eventPost(let identifier): return .eventPostReply(identifier)
+        case .service(let identifier): return .serviceReply(identifier)
+        case .upRaw: return .upRawReply
+        case .downRaw: return .downRawReply
+        default: return nil
+        }
+    }
+
+    init(systemPath path: Substring) {
+        let levels = path.split(separator: "/", omittingEmptySubsequences: false)
+        switch levels.count {
+        case 3 where levels[0] == "rrpc" && levels[1] == "request" && !levels[2].isEmpty:
+            self = .rrpcRequest(String(levels[2]))
+            return
+        case 3 where levels[0] == "rrpc" && levels[1] == "response" && !levels[2].isEmpty:
+            self = .rrpcResponse(String(levels[2]))
+            return
+        case 3 where levels[0] == "thing" && levels[1] == "model":
+            switch levels[2] {
+            case "up_raw": self = .upRaw; return
+            case "up_raw_reply": self = .upRawReply; return
+            case "down_raw": self = .downRaw; return
+            case "down_raw_reply": self = .downRawReply; return
+            default: break
+            }
+        case 3 where levels[0] == "thing" && levels[1] == "service" && !levels[2].isEmpty:
+            let name = levels[2]
+            if name.hasSuffix("_reply"), name.count > "_reply".count {
+                self = .serviceReply(String(name.dropLast("_reply".count)))
+            } else {
+                self = .service(String(name))
+            }
+            return
+        case 4 where levels[0] == "thing" && levels[1] == "service" && levels[2] == "property":
+            switch levels[3] {
+            case "set": self = .propertySet; return
+            case "set_reply": self = .propertySetReply; return
+            case "get": self = .propertyGet; return
+            case "get_reply": self = .propertyGetReply; return
+            default: break
+            }
+        case 4 where levels[0] == "thing" && levels[1] == "event" && !levels[2].isEmpty:
+            let reply = levels[3] == "post_reply"
+            guard reply || levels[3] == "post" else { break }
+            if levels[2] == "property" {
+                self = reply ? .propertyPostReply : .propertyPost
+            } else {
+                self = reply ? .eventPostReply(String(levels[2])) : .eventPost(String(levels[2]))
+            }
+            return
+        default:
+            break
+        }
+        self = .system(String(path))
+    }
+}
+
+/// A topic of one device: who and what, plus the message id when it came through custom RRPC
+/// (`/ext/rrpc/{messageId}/sys/{pk}/{dn}/…`).
+public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
+    public var device: AlinkDeviceIdentity
+    public var topic: AlinkTopic
+    public var rrpcMessageID: String?
+
+    public init(device: AlinkDeviceIdentity, topic: AlinkTopic, rrpcMessageID: String? = nil) {
+        self.device = device
+        self.topic = topic
+        self.rrpcMessageID = rrpcMessageID
+    }
+
+    /// The MQTT topic name.
+    public var name: String {
+        let base: String
+        if case .user = topic {
+            base = "/\(device.productKey)/\(device.deviceName)/\(topic.path)"
+        } else {
+            base = "/sys/\(device.productKey)/\(device.deviceName)/\(topic.path)"
+        }
+        guard let rrpcMessageID else { return base }
+        return "/ext/rrpc/\(rrpcMessageID)\(base)"
+    }
+
+    public var description: String { name }
+
+    /// Reads `/sys/{pk}/{dn}/…`, `/{pk}/{dn}/user/…` and `/ext/rrpc/{id}/sys/{pk}/{dn}/…`; nil
+    /// for anything else, including names that are not valid product keys or device names.
+    public init?(parsing name: String) {
+        var rest = Substring(name)
+        var rrpc: String?
+        if rest.hasPrefix("/ext/rrpc/") {
+            let afterPrefix = rest.dropFirst("/ext/rrpc/".count)
+            guard let slash = afterPrefix.firstIndex(of: "/"), slash != afterPrefix.startIndex else { return nil }
+            rrpc = String(afterPrefix[..<slash])
+            rest = afterPrefix[slash...]
+        }
+        let levels = rest.split(separator: "/", maxSplits: 4, omittingEmptySubsequences: false)
+        guard levels.count >= 4, levels[0].isEmpty else { return nil }
+        if levels[1] == "sys", levels.count == 5 {
+            guard let device = try? AlinkDeviceIdentity(productKey: String(levels[2]), deviceName: String(levels[3])) else { return nil }
+            self.init(device: device, topic: AlinkTopic(systemPath: levels[4]), rrpcMessageID: rrpc)
+            return
+        }
+        guard rrpc == nil, levels[3] == "user", levels.count == 5, !levels[4].isEmpty else { return nil }
+        guard let device = try? AlinkDeviceIdentity(productKey: String(levels[1]), deviceName: String(levels[2])) else { return nil }
+        self.init(device: device, topic: .user(String(levels[4])))
+    }
+}

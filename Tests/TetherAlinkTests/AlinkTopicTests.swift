@@ -1,0 +1,56 @@
+import Testing
+import TetherAlink
+
+@Suite("Alink topics (shared/reference/alink-mqtt.md §3)")
+struct AlinkTopicTests {
+    let device = try! AlinkDeviceIdentity(productKey: "a1PK000001", deviceName: "dev01")
+
+    @Test("every topic kind reads back from its name", arguments: [
+        ("/sys/a1PK000001/dev01/thing/event/property/post", AlinkTopic.propertyPost),
+        ("/sys/a1PK000001/dev01/thing/event/property/post_reply", .propertyPostReply),
+        ("/sys/a1PK000001/dev01/thing/service/property/set", .propertySet),
+        ("/sys/a1PK000001/dev01/thing/service/property/set_reply", .propertySetReply),
+        ("/sys/a1PK000001/dev01/thing/service/property/get", .propertyGet),
+        ("/sys/a1PK000001/dev01/thing/event/Alarm/post", .eventPost("Alarm")),
+        ("/sys/a1PK000001/dev01/thing/event/Alarm/post_reply", .eventPostReply("Alarm")),
+        ("/sys/a1PK000001/dev01/thing/service/Reboot", .service("Reboot")),
+        ("/sys/a1PK000001/dev01/thing/service/Reboot_reply", .serviceReply("Reboot")),
+        ("/sys/a1PK000001/dev01/thing/model/up_raw", .upRaw),
+        ("/sys/a1PK000001/dev01/thing/model/down_raw_reply", .downRawReply),
+        ("/sys/a1PK000001/dev01/rrpc/request/1234", .rrpcRequest("1234")),
+        ("/sys/a1PK000001/dev01/rrpc/response/1234", .rrpcResponse("1234")),
+        ("/sys/a1PK000001/dev01/thing/deviceinfo/update", .system("thing/deviceinfo/update")),
+        ("/a1PK000001/dev01/user/update/error", .user("update/error")),
+    ])
+    func roundTrip(name: String, topic: AlinkTopic) throws {
+        let parsed = try #require(AlinkDeviceTopic(parsing: name))
+        #expect(parsed.device == device)
+        #expect(parsed.topic == topic)
+        #expect(parsed.name == name)
+    }
+
+    @Test("service calls through custom RRPC keep their message id")
+    func rrpc() throws {
+        let parsed = try #require(AlinkDeviceTopic(parsing: "/ext/rrpc/998/sys/a1PK000001/dev01/thing/service/Reboot"))
+        #expect(parsed.rrpcMessageID == "998")
+        #expect(parsed.topic == .service("Reboot"))
+        #expect(parsed.name == "/ext/rrpc/998/sys/a1PK000001/dev01/thing/service/Reboot")
+    }
+
+    @Test("topics of no device are not device topics", arguments: [
+        "", "/", "/sys", "/sys/a1PK000001", "/sys/a1PK000001/dev01", "sys/a1PK000001/dev01/thing/event/property/post",
+        "/a1PK000001/dev01/other/x", "/a1PK000001/dev01/user/", "/sys/a+b/dev01/thing/event/property/post",
+        "/ext/rrpc//sys/a1PK000001/dev01/thing/service/x", "/ext/register",
+    ])
+    func notDeviceTopics(name: String) {
+        #expect(AlinkDeviceTopic(parsing: name) == nil)
+    }
+
+    @Test("requests know their reply topic")
+    func replies() {
+        #expect(AlinkTopic.propertySet.reply == .propertySetReply)
+        #expect(AlinkTopic.service("Reboot").reply == .serviceReply("Reboot"))
+        #expect(AlinkTopic.eventPost("Alarm").reply == .eventPostReply("Alarm"))
+        #expect(AlinkTopic.propertySetReply.reply == nil)
+    }
+}

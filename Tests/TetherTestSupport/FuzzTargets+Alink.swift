@@ -1,0 +1,37 @@
+import TetherAlink
+import TetherCore
+
+extension FuzzTargets {
+    private static let lamp: ThingModel = try! Fixtures.lamp()
+
+    /// Alink payloads, topics and client ids from arbitrary bytes: whatever parses must
+    /// round-trip, and nothing may crash.
+    public static func alink(_ bytes: [UInt8]) -> String? {
+        if let request = try? AlinkRequest(parsing: bytes) {
+            guard let again = try? AlinkRequest(parsing: request.bytes), again == request else { return "an Alink request changed on a round trip" }
+            _ = lamp.checkAlinkProperties(request.params)
+        }
+        if let reply = try? AlinkReply(parsing: bytes) {
+            guard let again = try? AlinkReply(parsing: reply.bytes), again == reply else { return "an Alink reply changed on a round trip" }
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        if let topic = AlinkDeviceTopic(parsing: text) {
+            guard AlinkDeviceTopic(parsing: topic.name) == topic else { return "an Alink topic changed on a round trip: \(text)" }
+        }
+        if let clientID = AlinkClientID(parsing: text), !clientID.fields.isEmpty {
+            guard AlinkClientID(parsing: clientID.description) == clientID else { return "an Alink client id changed on a round trip: \(text)" }
+        }
+        return nil
+    }
+
+    public static let alinkSeeds: [[UInt8]] = [
+        #"{"id":"1","version":"1.0","params":{"LightSwitch":1,"Brightness":{"value":40,"time":1}},"method":"thing.event.property.post"}"#,
+        #"{"id":"7","code":200,"data":{},"message":"success"}"#,
+        #"{"id":12,"code":460,"data":{"Brightness":"out of range"},"message":"bad"}"#,
+        "/sys/a1PK000001/dev01/thing/event/property/post",
+        "/sys/a1PK000001/dev01/thing/service/Reboot_reply",
+        "/ext/rrpc/42/sys/a1PK000001/dev01/thing/service/Reboot",
+        "/a1PK000001/dev01/user/update",
+        "a1PK000001&dev01|securemode=3,signmethod=hmacsha1,ext=1,_ss=1,lan=Python,_v=1.2.13,timestamp=1795318066|",
+    ].map { Array($0.utf8) }
+}
