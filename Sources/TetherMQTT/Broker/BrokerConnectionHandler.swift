@@ -239,8 +239,12 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         }
         if wasConnected, let session, let reference {
             let willToSend = closeReason == .normal ? nil : will
-            core.connectionClosed(session: session, connection: reference, will: willToSend, eventLoop: context.eventLoop)
-            core.events.yield(.clientDisconnected(clientID: session.clientID, reason: closeReason))
+            let stillOwner = core.connectionClosed(session: session, connection: reference, will: willToSend, eventLoop: context.eventLoop)
+            // A connection that lost its session to another one ended by takeover, whatever
+            // else happened to it at the same time: the client is still connected.
+            let reason = stillOwner ? closeReason : .takenOver
+            if let principal { core.hooks.clientDisconnected(principal, reason: reason) }
+            core.events.yield(.clientDisconnected(clientID: session.clientID, reason: reason))
         }
         context.fireChannelInactive()
     }
@@ -275,7 +279,8 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         case .accepted(let accepted):
             principal = accepted
         }
-        var clientID = connect.clientID
+        // The hook may key the session by an identity of its own (a gateway keys it by device).
+        var clientID = principal.clientID.isEmpty ? connect.clientID : principal.clientID
         var assigned: String?
         if clientID.isEmpty {
             guard core.configuration.allowEmptyClientID, connect.version == .v5 || connect.cleanStart else {
@@ -303,6 +308,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         opened.replaced?.close(reason: .sessionTakenOver)
         phase = .connected
         write([.connack(MQTTConnAck(sessionPresent: opened.sessionPresent, reasonCode: .success, properties: connackProperties(assigned: assigned)))])
+        core.hooks.clientConnected(principal, remoteAddress: remoteAddress)
         core.events.yield(.clientConnected(principal, remoteAddress: remoteAddress, sessionPresent: opened.sessionPresent))
         let serverSide = core.hooks.serverSideSubscriptions(for: principal)
         if !serverSide.isEmpty {

@@ -99,17 +99,19 @@ final class BrokerCore: Sendable {
 
     /// A connection ended. Detaches it from its session (unless another connection took it over),
     /// ends or keeps the session, and publishes the will when there is one.
-    func connectionClosed(session: BrokerSession, connection: BrokerConnectionReference, will: MQTTWill?, eventLoop: any EventLoop) {
+    /// Returns whether the connection still held its session.
+    @discardableResult
+    func connectionClosed(session: BrokerSession, connection: BrokerConnectionReference, will: MQTTWill?, eventLoop: any EventLoop) -> Bool {
         let (stillOwner, endsNow, expiry) = session.lock.withLock { () -> (Bool, Bool, UInt32?) in
             guard connection.isSame(as: session.connection) else { return (false, false, nil) }
             session.connection = nil
             return (true, session.endsWithConnection, session.expiryInterval)
         }
         if let will { scheduleWill(will, of: session, expiry: stillOwner ? expiry : nil, eventLoop: eventLoop) }
-        guard stillOwner else { return }
+        guard stillOwner else { return false }
         if endsNow {
             endSession(session)
-            return
+            return true
         }
         persistence.saveSession(session.lock.withLock { session.stored() })
         if let expiry, expiry < UInt32.max {
@@ -119,6 +121,7 @@ final class BrokerCore: Sendable {
             }
             session.lock.withLock { session.expiryTask = task }
         }
+        return true
     }
 
     private func scheduleWill(_ will: MQTTWill, of session: BrokerSession, expiry: UInt32?, eventLoop: any EventLoop) {
@@ -354,6 +357,16 @@ final class BrokerCore: Sendable {
     func resume(_ session: BrokerSession) -> [MQTTPacket] {
         let now = NIODeadline.now()
         return session.lock.withLock { session.redeliveries(now: now) + session.drainQueue(now: now) }
+    }
+
+    /// Queues a message for one client's session, whatever it subscribed to; false when the
+    /// broker has no session of that client id.
+    func send(_ message: MQTTMessage, toClientID clientID: String) -> Bool {
+        guard let session = state.withLockedValue({ $0.sessions[clientID] }) else { return false }
+        var deliveries: [Delivery] = []
+        deliver(message, to: session, qos: message.qos, retainAsPublished: false, identifiers: [], deadline: nil, into: &deliveries)
+        commit(deliveries, pausing: nil)
+        return true
     }
 
     // MARK: Internal subscribers

@@ -62,6 +62,24 @@ public final class MQTTBroker: Sendable {
         return stream
     }
 
+    /// Calls `handler` with every message published to a topic matching `filter` from now on,
+    /// in-process and without a buffer: on the publisher's event loop, in the order each
+    /// publisher sent them. `handler` must return quickly. Ends when the returned observation
+    /// is cancelled.
+    public func observe(_ filter: String, _ handler: @escaping @Sendable (MQTTMessage) -> Void) throws(MQTTError) -> MQTTObservation {
+        try MQTTTopic.validateFilter(filter)
+        let session = core.addInternalSubscriber(filter: filter, sink: handler)
+        return MQTTObservation { [core] in core.removeInternalSubscriber(session) }
+    }
+
+    /// Sends a message to one client, without a subscription and without authorization
+    /// (a gateway answering one device, such as a dynamic registration). Returns false when
+    /// the broker holds no session of that client id.
+    @discardableResult
+    public func send(_ message: MQTTMessage, toClientID clientID: String) -> Bool {
+        core.send(message, toClientID: clientID)
+    }
+
     /// Whether a client with this identifier is connected.
     public func isConnected(clientID: String) -> Bool {
         guard let session = core.state.withLockedValue({ $0.sessions[clientID] }) else { return false }
@@ -139,6 +157,25 @@ public final class MQTTBroker: Sendable {
             if let snapshot { core.persistence.saveSession(snapshot) }
         }
     }
+}
+
+/// An in-process observer of a broker's messages (``MQTTBroker/observe(_:_:)``).
+public final class MQTTObservation: Sendable {
+    private let end: @Sendable () -> Void
+    private let ended = NIOLockedValueBox(false)
+
+    init(end: @escaping @Sendable () -> Void) { self.end = end }
+
+    /// Stops the observation; later calls do nothing.
+    public func cancel() {
+        let first = ended.withLockedValue { ended in
+            defer { ended = true }
+            return !ended
+        }
+        if first { end() }
+    }
+
+    deinit { cancel() }
 }
 
 /// Where a broker accepts connections.

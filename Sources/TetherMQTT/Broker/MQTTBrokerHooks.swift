@@ -1,5 +1,9 @@
 /// Who a connected client is, as the authentication hook decided.
 public struct MQTTPrincipal: Hashable, Sendable {
+    /// The session's identity. The broker keys the session by the client id the client sent,
+    /// unless authentication returns a different non-empty one: a gateway that keys sessions by
+    /// device makes a device's second connection take over its first, whatever client id each
+    /// carried.
     public var clientID: String
     public var username: String?
     /// Whatever the embedder wants to remember (a device's product key and name, a user id…).
@@ -42,8 +46,18 @@ public protocol MQTTBrokerHooks: Sendable {
     func authorizePublish(_ principal: MQTTPrincipal, topic: String) -> Bool
     /// Whether `principal` may subscribe to `filter` (the whole filter, `$share/…` included).
     func authorizeSubscribe(_ principal: MQTTPrincipal, filter: String) -> Bool
-    /// Subscriptions applied at connect without a SUBSCRIBE (Alink's `_ss=1` devices).
+    /// Subscriptions applied at connect without a SUBSCRIBE (Alink's `_ss=1` devices). They may
+    /// set No Local whatever the protocol version, so that a client's own replies are not
+    /// echoed back to it.
     func serverSideSubscriptions(for principal: MQTTPrincipal) -> [MQTTTopicSubscription]
+    /// A client completed CONNECT. Called on the connection's event loop, before the broker
+    /// reads the client's next packet, and before ``clientDisconnected(_:reason:)`` of the same
+    /// connection: return quickly and never block.
+    func clientConnected(_ principal: MQTTPrincipal, remoteAddress: String)
+    /// A connected client's connection ended. `reason` is `.takenOver` when another connection
+    /// holds the session now (the client is still connected). Same rules as
+    /// ``clientConnected(_:remoteAddress:)``.
+    func clientDisconnected(_ principal: MQTTPrincipal, reason: MQTTBrokerEvent.DisconnectReason)
 }
 
 extension MQTTBrokerHooks {
@@ -53,6 +67,8 @@ extension MQTTBrokerHooks {
     public func authorizePublish(_ principal: MQTTPrincipal, topic: String) -> Bool { true }
     public func authorizeSubscribe(_ principal: MQTTPrincipal, filter: String) -> Bool { true }
     public func serverSideSubscriptions(for principal: MQTTPrincipal) -> [MQTTTopicSubscription] { [] }
+    public func clientConnected(_ principal: MQTTPrincipal, remoteAddress: String) {}
+    public func clientDisconnected(_ principal: MQTTPrincipal, reason: MQTTBrokerEvent.DisconnectReason) {}
 }
 
 /// Anyone may connect, publish and subscribe: a development broker.
