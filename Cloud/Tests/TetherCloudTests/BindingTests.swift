@@ -155,7 +155,7 @@ struct BindingTests {
         }
     }
 
-    @Test("the list pages with limit and skip", arguments: [TestEngine.sqlite])
+    @Test("the list pages with limit and skip", arguments: TestEngine.allCases)
     func paging(engine: TestEngine) async throws {
         try await CloudHarness.run(engine) { cloud in
             let product = try await cloud.admin.createProduct(name: "p", modelFile: try DeviceFixtures.petHouse(), format: .gizwits)

@@ -37,6 +37,48 @@ struct OpenAPITests {
         }
     }
 
+    /// Every operation that the document says needs an app id, a user token or an app token
+    /// refuses a request without one, a wrong one and (for user tokens) an expired one.
+    @Test("every protected endpoint checks its credentials", arguments: TestEngine.allCases)
+    func credentialsOnEveryEndpoint(engine: TestEngine) async throws {
+        var policy = CloudHarness.testPolicy
+        policy.tokenLifetime = 0
+        try await CloudHarness.run(engine, policy: policy) { cloud in
+            let expired = try await cloud.register("expired").token
+            let paths = try #require(cloud.validator.document["paths"]?.objectValue)
+            var checked = 0
+            for path in paths.keys {
+                let item = try #require(paths[path]?.objectValue)
+                for method in item.keys {
+                    let schemes = Set(item[method]?["security"]?.arrayValue?.first?.objectValue?.keys ?? [])
+                    guard !schemes.isEmpty else { continue }
+                    let uri = path.replacingOccurrences(of: "{did}", with: "someDid")
+                    let httpMethod = HTTPRequest.Method(method.uppercased())!
+                    checked += 1
+                    let wrongApp = try await cloud.call(httpMethod, uri, token: expired, appID: "0123456789abcdef0123456789abcdef")
+                    #expect(wrongApp.errorCode == 9003, "\(method) \(path) without a valid app id: \(wrongApp.text)")
+                    if schemes.contains("userToken") {
+                        let noToken = try await cloud.call(httpMethod, uri)
+                        #expect(noToken.errorCode == 9004, "\(method) \(path) without a token: \(noToken.text)")
+                        let badToken = try await cloud.call(httpMethod, uri, token: "ffffffffffffffffffffffffffffffff")
+                        #expect(badToken.errorCode == 9004, "\(method) \(path) with a wrong token: \(badToken.text)")
+                        let expiredToken = try await cloud.call(httpMethod, uri, token: expired)
+                        #expect(expiredToken.errorCode == 9006, "\(method) \(path) with an expired token: \(expiredToken.text)")
+                    }
+                    if schemes.contains("appToken") {
+                        let noAppToken = try await cloud.call(httpMethod, uri)
+                        #expect(noAppToken.errorCode == 9004, "\(method) \(path) without an app token: \(noAppToken.text)")
+                    }
+                    if schemes.contains("appAuth") {
+                        let noAuth = try await cloud.call(httpMethod, uri)
+                        #expect(noAuth.errorCode == 9038, "\(method) \(path) without Application-Auth: \(noAuth.text)")
+                    }
+                }
+            }
+            #expect(checked >= 15)
+        }
+    }
+
     @Test("the validator notices a broken answer")
     func validatorCatchesMismatch() throws {
         let document: JSONValue = ["components": ["schemas": ["Thing": ["type": "object", "required": ["a"], "properties": ["a": ["type": "integer"]]]]]]
