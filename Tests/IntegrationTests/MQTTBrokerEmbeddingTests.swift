@@ -80,7 +80,7 @@ struct MQTTBrokerEmbeddingTests {
         let hooks = GatewayLikeHooks()
         try await withBroker(hooks) { broker, port in
             let seen = Mutex<[String]>([])
-            let observation = try broker.observe("up/#") { message in seen.withLock { $0.append(message.payloadString) } }
+            let observation = try broker.observe("up/#") { message, publisher in seen.withLock { $0.append("\(publisher?.clientID ?? "broker") \(message.payloadString)") } }
             try await MQTTClient.withClient(configuration: configuration(port, clientID: "c", username: "lamp")) { client in
                 let messages = client.messages()
                 #expect(broker.send(MQTTMessage(topic: "/ext/register", payload: "secret", qos: .atLeastOnce), toClientID: "device:lamp"))
@@ -88,10 +88,11 @@ struct MQTTBrokerEmbeddingTests {
                 let received = await MQTTClientMosquittoTests.collect(1, from: messages, timeout: .seconds(2))
                 #expect(received.map(\.payloadString) == ["secret"])
                 for index in 0..<3 { try await client.publish(MQTTMessage(topic: "up/\(index)", payload: "\(index)", qos: .atLeastOnce)) }
+                broker.publish(MQTTMessage(topic: "up/own", payload: "own"))
                 observation.cancel()
                 try await client.publish(MQTTMessage(topic: "up/late", payload: "late", qos: .atLeastOnce))
             }
-            #expect(seen.withLock { $0 } == ["0", "1", "2"])
+            #expect(seen.withLock { $0 } == ["device:lamp 0", "device:lamp 1", "device:lamp 2", "broker own"])
         }
     }
 }

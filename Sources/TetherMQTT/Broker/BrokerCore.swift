@@ -273,7 +273,7 @@ final class BrokerCore: Sendable {
         if matches.count == 1 {
             let match = matches[0]
             if match.options.noLocal, match.subscriber.session === publisher { return 0 }
-            deliver(message, to: match.subscriber.session, qos: min(message.qos, match.options.qos), retainAsPublished: match.options.retainAsPublished, identifiers: match.identifier.map { [$0] } ?? [], deadline: deadline, into: &deliveries)
+            deliver(message, to: match.subscriber.session, from: publisher, qos: min(message.qos, match.options.qos), retainAsPublished: match.options.retainAsPublished, identifiers: match.identifier.map { [$0] } ?? [], deadline: deadline, into: &deliveries)
             return 1
         }
         // A session with several matching subscriptions gets the message once, at the highest QoS.
@@ -296,17 +296,17 @@ final class BrokerCore: Sendable {
         }
         for key in order {
             let (session, qos, retainAsPublished, identifiers) = merged[key]!
-            deliver(message, to: session, qos: qos, retainAsPublished: retainAsPublished, identifiers: identifiers, deadline: deadline, into: &deliveries)
+            deliver(message, to: session, from: publisher, qos: qos, retainAsPublished: retainAsPublished, identifiers: identifiers, deadline: deadline, into: &deliveries)
         }
         return order.count
     }
 
-    private func deliver(_ message: MQTTMessage, to session: BrokerSession, qos: MQTTQoS, retainAsPublished: Bool, identifiers: [Int], deadline: NIODeadline?, into deliveries: inout [Delivery]) {
+    private func deliver(_ message: MQTTMessage, to session: BrokerSession, from publisher: BrokerSession?, qos: MQTTQoS, retainAsPublished: Bool, identifiers: [Int], deadline: NIODeadline?, into deliveries: inout [Delivery]) {
         var outgoing = message
         outgoing.qos = qos
         outgoing.retain = retainAsPublished && message.retain
         if let sink = session.sink {
-            sink(outgoing)
+            sink(outgoing, publisher.map { publisher in publisher.lock.withLock { publisher.principal } })
             return
         }
         deliveries.append(Delivery(session: session, pending: PendingMessage(message: outgoing, deadline: deadline, subscriptionIdentifiers: identifiers)))
@@ -364,7 +364,7 @@ final class BrokerCore: Sendable {
     func send(_ message: MQTTMessage, toClientID clientID: String) -> Bool {
         guard let session = state.withLockedValue({ $0.sessions[clientID] }) else { return false }
         var deliveries: [Delivery] = []
-        deliver(message, to: session, qos: message.qos, retainAsPublished: false, identifiers: [], deadline: nil, into: &deliveries)
+        deliver(message, to: session, from: nil, qos: message.qos, retainAsPublished: false, identifiers: [], deadline: nil, into: &deliveries)
         commit(deliveries, pausing: nil)
         return true
     }
@@ -372,7 +372,7 @@ final class BrokerCore: Sendable {
     // MARK: Internal subscribers
 
     /// An in-process subscriber that gets every message matching `filter` at QoS 0 semantics.
-    func addInternalSubscriber(filter: String, sink: @escaping @Sendable (MQTTMessage) -> Void) -> BrokerSession {
+    func addInternalSubscriber(filter: String, sink: @escaping @Sendable (MQTTMessage, _ publisher: MQTTPrincipal?) -> Void) -> BrokerSession {
         let session = state.withLockedValue { state -> BrokerSession in
             state.internalSubscribers += 1
             let session = BrokerSession(

@@ -63,9 +63,9 @@ final class BrokerSession: @unchecked Sendable {
     var isCongested: Bool { connection != nil && queue.count >= Self.congestionThreshold }
     static let congestionThreshold = 256
     /// Internal subscribers (embedders) get messages through this instead of a connection.
-    let sink: (@Sendable (MQTTMessage) -> Void)?
+    let sink: (@Sendable (MQTTMessage, _ publisher: MQTTPrincipal?) -> Void)?
 
-    init(clientID: String, version: MQTTVersion, principal: MQTTPrincipal, endsWithConnection: Bool, expiryInterval: UInt32?, maximumInflight: Int, sink: (@Sendable (MQTTMessage) -> Void)? = nil) {
+    init(clientID: String, version: MQTTVersion, principal: MQTTPrincipal, endsWithConnection: Bool, expiryInterval: UInt32?, maximumInflight: Int, sink: (@Sendable (MQTTMessage, _ publisher: MQTTPrincipal?) -> Void)? = nil) {
         self.clientID = clientID
         self.version = version
         self.principal = principal

@@ -57,16 +57,16 @@ public final class MQTTBroker: Sendable {
     public func subscribe(_ filter: String) throws(MQTTError) -> AsyncStream<MQTTMessage> {
         try MQTTTopic.validateFilter(filter)
         let (stream, continuation) = AsyncStream.makeStream(of: MQTTMessage.self, bufferingPolicy: .bufferingNewest(10_000))
-        let session = core.addInternalSubscriber(filter: filter) { continuation.yield($0) }
+        let session = core.addInternalSubscriber(filter: filter) { message, _ in continuation.yield(message) }
         continuation.onTermination = { [core] _ in core.removeInternalSubscriber(session) }
         return stream
     }
 
     /// Calls `handler` with every message published to a topic matching `filter` from now on,
-    /// in-process and without a buffer: on the publisher's event loop, in the order each
-    /// publisher sent them. `handler` must return quickly. Ends when the returned observation
-    /// is cancelled.
-    public func observe(_ filter: String, _ handler: @escaping @Sendable (MQTTMessage) -> Void) throws(MQTTError) -> MQTTObservation {
+    /// and who published it (nil: the broker itself, ``publish(_:)``), in-process and without
+    /// a buffer: on the publisher's event loop, in the order each publisher sent them.
+    /// `handler` must return quickly. Ends when the returned observation is cancelled.
+    public func observe(_ filter: String, _ handler: @escaping @Sendable (MQTTMessage, _ publisher: MQTTPrincipal?) -> Void) throws(MQTTError) -> MQTTObservation {
         try MQTTTopic.validateFilter(filter)
         let session = core.addInternalSubscriber(filter: filter, sink: handler)
         return MQTTObservation { [core] in core.removeInternalSubscriber(session) }

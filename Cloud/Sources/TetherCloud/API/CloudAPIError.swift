@@ -60,6 +60,8 @@ extension CloudAPIError {
     public static func usernamePasswordError(detail: String = "") -> Self { .init(code: 9020, message: "username or password error", detail: detail) }
     public static func emailUnavailable(detail: String = "") -> Self { .init(code: 9022, message: "email unavailable", detail: detail) }
     public static func deviceDisabled(detail: String = "") -> Self { .init(code: 9023, message: "device disabled", detail: detail) }
+    public static func attrInvalid(detail: String = "") -> Self { .init(code: 9025, message: "attr invalid", detail: detail) }
+    public static func deviceOffline(detail: String = "") -> Self { .init(code: 9042, message: "device offline", detail: detail) }
     public static func sendSMSFailed(detail: String = "") -> Self { .init(code: 9037, message: "send sms failed", detail: detail) }
     public static func applicationAuthInvalid(detail: String = "") -> Self { .init(code: 9038, message: "X-Gizwits-Application-Auth invalid", detail: detail) }
     public static func requestThrottled(detail: String, retryAfter: Int64? = nil) -> Self {
@@ -78,7 +80,7 @@ extension CloudAPIError {
         .productKeyInvalid(), .appIDInvalid(), .tokenInvalid(), .userNotExist(), .tokenExpired(),
         .serverError(), .codeExpired(), .codeInvalid(), .deviceNotFound(), .formInvalid(),
         .didPasscodeInvalid(), .deviceNotBound(), .phoneUnavailable(), .usernameUnavailable(),
-        .usernamePasswordError(), .emailUnavailable(), .deviceDisabled(), .sendSMSFailed(),
+        .usernamePasswordError(), .emailUnavailable(), .deviceDisabled(), .attrInvalid(), .deviceOffline(), .sendSMSFailed(),
         .applicationAuthInvalid(), .requestThrottled(detail: ""), .timestampInvalid(),
         .signatureInvalid(), .emailNotActivated(), .onlyOwnerCanBind(),
     ]

@@ -107,14 +107,6 @@ struct DeviceRoutes<Context: RequestContext> {
             return Response.json(try await bindings.device(user, did: try context.pathParameter("did")))
         }
         router.on(.init(
-            method: .get, path: "/app/devdata/{did}/latest", summary: "The device's latest report (updated_at 0: none in 24 h)",
-            tag: "devices", security: .appAndUser,
-            success: .ok(JSONSchema.object(["did": JSONSchema.string, "updated_at": JSONSchema.integer, "attr": JSONSchema.empty], required: ["did", "updated_at", "attr"]))
-        )) { request, context in
-            let user = try await accounts.authenticate(request)
-            return Response.json(try await bindings.latestData(user, did: try context.pathParameter("did")))
-        }
-        router.on(.init(
             method: .get, path: "/app/datapoint", summary: "A product's data-point model (Gizwits JSON)", tag: "devices", security: .app,
             parameters: [.query("product_key", JSONSchema.string, required: true)],
             success: .ok(JSONSchema.object(["name": JSONSchema.string, "product_key": JSONSchema.string, "entities": JSONSchema.array(JSONSchema.empty)], required: ["product_key", "entities"]))

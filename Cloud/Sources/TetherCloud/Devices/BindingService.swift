@@ -9,9 +9,13 @@ public struct BindingService: Sendable {
     /// How far `X-Gizwits-Timestamp` may be from the server's clock (the reference: 5 minutes).
     var timestampSkew: Int64 = 300
 
-    public init(database: any SQLDatabase, endpoint: M2MEndpoint) {
+    /// Where binding changes are announced (`s2c_binding_changed`).
+    let bus: (any ClusterBus)?
+
+    public init(database: any SQLDatabase, endpoint: M2MEndpoint, bus: (any ClusterBus)? = nil) {
         self.database = database
         self.endpoint = endpoint
+        self.bus = bus
     }
 
     // MARK: Binding
@@ -40,6 +44,7 @@ public struct BindingService: Sendable {
                     _ = try await addBinding(uid: user.uid, device: device, setOwner: false, remark: remark, alias: alias, on: transaction)
                 }
                 success.append(.string(did))
+                await bus?.publish(.binding(uid: user.uid, did: did, bound: true))
             } catch is CloudAPIError {
                 failed.append(.string(did))
             }
@@ -67,15 +72,17 @@ public struct BindingService: Sendable {
         guard let signature, Secrets.constantTimeEquals(signature.lowercased(), Secrets.md5(product.secret + timestamp)) else {
             throw CloudAPIError.signatureInvalid()
         }
-        return try await database.transaction { transaction in
+        let (did, answer) = try await database.transaction { transaction -> (String, JSONValue) in
             guard let row = try await transaction.first(
                 "SELECT did FROM devices WHERE product_key = $1 AND mac = $2", .text(productKey), .text(mac)
             ), let device = try await lockDevice(try row.text("did"), on: transaction) else {
                 throw CloudAPIError.deviceNotFound(detail: "no device of this product has this MAC; it registers when it first reaches the cloud")
             }
             _ = try await addBinding(uid: user.uid, device: device, setOwner: setOwner, remark: remark, alias: alias, on: transaction)
-            return try await deviceJSON(user, did: device.did, on: transaction)
+            return (device.did, try await deviceJSON(user, did: device.did, on: transaction))
         }
+        await bus?.publish(.binding(uid: user.uid, did: did, bound: true))
+        return answer
     }
 
     /// Reads a device and, on PostgreSQL, locks its row until the transaction ends, so that two
@@ -131,12 +138,13 @@ public struct BindingService: Sendable {
         var failed: [JSONValue] = []
         for request in requests {
             let did = try request.string("did")
-            let removed = try await database.transaction { transaction in
-                guard try await lockDevice(did, on: transaction) != nil else { return false }
+            // The users whose binding ended: the caller, and the guests when the owner leaves.
+            let ended = try await database.transaction { transaction -> [String] in
+                guard try await lockDevice(did, on: transaction) != nil else { return [] }
                 let rows = try await transaction.query(
                     "DELETE FROM bindings WHERE uid = $1 AND did = $2 RETURNING role", .text(user.uid), .text(did)
                 )
-                guard let role = rows.first?.optionalText("role") else { return false }
+                guard let role = rows.first?.optionalText("role") else { return [] }
                 switch BindingRole(rawValue: role) {
                 case .special?:
                     try await transaction.query(
@@ -147,13 +155,15 @@ public struct BindingService: Sendable {
                         .text(did)
                     )
                 case .owner?:
-                    try await transaction.query("DELETE FROM bindings WHERE did = $1", .text(did))
+                    let guests = try await transaction.query("DELETE FROM bindings WHERE did = $1 RETURNING uid", .text(did))
+                    return [user.uid] + guests.compactMap { $0.optionalText("uid") }
                 default:
                     break
                 }
-                return true
+                return [user.uid]
             }
-            if removed { success.append(.string(did)) } else { failed.append(.string(did)) }
+            if ended.isEmpty { failed.append(.string(did)) } else { success.append(.string(did)) }
+            for uid in ended { await bus?.publish(.binding(uid: uid, did: did, bound: false)) }
         }
         return .object(["success": .array(success), "failed": .array(failed)])
     }
@@ -222,14 +232,6 @@ public struct BindingService: Sendable {
     /// `GET /app/devices/{did}`: one bound device; 9017 when the caller has not bound it.
     func device(_ user: AuthenticatedUser, did: String) async throws -> JSONValue {
         try await deviceJSON(user, did: did, on: database)
-    }
-
-    /// `GET /app/devdata/{did}/latest`: `updated_at: 0` means no report in the last 24 hours.
-    /// Reports arrive through the device gateway; until a device has reported, this is the
-    /// answer, as the reference gives it for a device that has been silent.
-    func latestData(_ user: AuthenticatedUser, did: String) async throws -> JSONValue {
-        _ = try await deviceJSON(user, did: did, on: database)
-        return .object(["did": .string(did), "updated_at": .int(0), "attr": .object([:])])
     }
 
     private func deviceJSON(_ user: AuthenticatedUser, did: String, on executor: any SQLExecutor) async throws -> JSONValue {

@@ -13,12 +13,18 @@ public struct CloudConfiguration: Sendable {
     public var accounts = AccountPolicy()
     /// Send e-mail through this SMTP server; without it, e-mail waits in the outbox like SMS.
     public var smtp: SMTPConfiguration?
+    /// The MQTT gateway devices connect to; nil runs the HTTP API alone.
+    public var gateway: GatewayConfiguration? = GatewayConfiguration()
 
     public init() {}
 
     var resolvedPublicURL: String { publicURL ?? "http://\(bindAddress):\(httpPort)" }
 
     var resolvedM2M: M2MEndpoint {
-        m2m ?? M2MEndpoint(host: bindAddress == "0.0.0.0" ? "127.0.0.1" : bindAddress, webSocketPort: httpPort)
+        m2m ?? M2MEndpoint(
+            host: bindAddress == "0.0.0.0" ? "127.0.0.1" : bindAddress,
+            mqttPort: gateway?.mqttPort ?? 1883, mqttTLSPort: gateway?.tlsPort ?? 8883,
+            webSocketPort: httpPort
+        )
     }
 }

@@ -8,6 +8,10 @@ public struct CloudMetrics: Sendable {
     private let registrations: Counter
     private let loginSuccesses: Counter
     private let loginFailures: Counter
+    private let uplinks: Counter
+    private let uplinksRejected: Counter
+    private let uplinksDropped: Counter
+    private let commandsCounter: Counter
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -18,7 +22,18 @@ public struct CloudMetrics: Sendable {
         let logins = MetricNameDescriptor(namespace: "tether_cloud", metricName: "logins", unitName: "total", helpText: "Password logins by result.")
         loginSuccesses = registry.makeCounter(descriptor: logins, labels: [("result", "success")])
         loginFailures = registry.makeCounter(descriptor: logins, labels: [("result", "failure")])
+        let uplink = MetricNameDescriptor(namespace: "tether_gateway", metricName: "uplinks", unitName: "total", helpText: "Device messages by outcome.")
+        uplinks = registry.makeCounter(descriptor: uplink, labels: [("result", "processed")])
+        uplinksRejected = registry.makeCounter(descriptor: uplink, labels: [("result", "malformed")])
+        uplinksDropped = registry.makeCounter(descriptor: uplink, labels: [("result", "dropped")])
+        commandsCounter = registry.makeCounter(descriptor: MetricNameDescriptor(
+            namespace: "tether_cloud", metricName: "commands", unitName: "total", helpText: "Commands accepted into the ledger."
+        ))
     }
+
+    func uplink(processed: Bool) { (processed ? uplinks : uplinksRejected).increment() }
+    func uplinkDropped() { uplinksDropped.increment() }
+    func commandAccepted() { commandsCounter.increment() }
 
     func registered() { registrations.increment() }
 

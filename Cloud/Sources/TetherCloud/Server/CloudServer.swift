@@ -16,39 +16,8 @@ public enum CloudServer {
         logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        let outbox = OutboxSender(database: database)
-        let defaultSender: any MessageSender = if let smtp = configuration.smtp {
-            RoutingSender(email: SMTPSender(configuration: smtp, logger: logger), outbox: outbox, logger: logger)
-        } else {
-            outbox
-        }
-        let accounts = AccountService(
-            database: database,
-            sender: sender ?? defaultSender,
-            policy: configuration.accounts,
-            publicURL: configuration.resolvedPublicURL,
-            tokenVerifier: ThirdPartyTokenVerifier(logger: logger),
-            logger: logger
-        )
-        let endpoint = configuration.resolvedM2M
-        let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: ErrorMiddleware())
-        router.add(middleware: MetricsMiddleware())
-        let catalogue = OperationCatalogue()
-        let documented = DocumentedRouter(router: router, catalogue: catalogue)
-        AccountRoutes(accounts: accounts, metrics: metrics).register(on: documented)
-        DeviceRoutes(
-            accounts: accounts,
-            registry: DeviceRegistry(database: database, endpoint: endpoint),
-            bindings: BindingService(database: database, endpoint: endpoint)
-        ).register(on: documented)
-        SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
-        return Application(
-            router: router,
-            configuration: .init(address: .hostname(configuration.bindAddress, port: configuration.httpPort), serverName: "tether-cloud"),
-            onServerRunning: onServerRunning,
-            logger: logger
-        )
+        CloudNode(configuration: configuration, database: database, sender: sender, metrics: metrics, logger: logger)
+            .makeApplication(onServerRunning: onServerRunning)
     }
 
     /// Opens the database (migrating it), serves until SIGTERM or SIGINT, finishes the requests
@@ -61,10 +30,14 @@ public enum CloudServer {
     ) async throws {
         let database = try await configuration.database.open(logger: logger)
         logger.info("database ready", metadata: ["database": "\(configuration.database)"])
-        let application = makeApplication(
-            configuration: configuration, database: database, metrics: metrics, logger: logger,
-            onServerRunning: onServerRunning
-        )
+        // Nodes sharing PostgreSQL hear each other through it; a SQLite cloud is one node.
+        let bus: any ClusterBus = if let postgres = database as? PostgresEngine {
+            PostgresClusterBus(engine: postgres, logger: logger)
+        } else {
+            LocalClusterBus()
+        }
+        let application = CloudNode(configuration: configuration, database: database, bus: bus, metrics: metrics, logger: logger)
+            .makeApplication(onServerRunning: onServerRunning)
         do {
             try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
         } catch {

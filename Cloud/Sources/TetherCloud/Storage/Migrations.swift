@@ -11,6 +11,7 @@ public enum Migrations {
 
     static let all: [Migration] = [
         Migration(version: 1, name: "accounts, products, devices, bindings", statements: Schema.version1),
+        Migration(version: 2, name: "presence, status, device log, command ledger", statements: Schema.version2),
     ]
 
     /// The newest schema version this build knows.

@@ -64,6 +64,16 @@ public final class PostgresEngine: SQLDatabase {
         }
     }
 
+    /// Holds one connection that `LISTEN`s on `channel` and hands `consume` the payloads of
+    /// its notifications, until `consume` returns or the connection fails.
+    func listen(channel: String, consume: @Sendable (PostgresNotificationSequence) async throws -> Void) async throws {
+        try await client.withConnection { connection in
+            try await connection.listen(on: channel) { notifications in
+                try await consume(notifications)
+            }
+        }
+    }
+
     public func close() async {
         runTask.cancel()
         await runTask.value

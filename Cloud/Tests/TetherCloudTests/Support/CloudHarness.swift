@@ -15,6 +15,11 @@ struct CloudHarness: Sendable {
     let client: any TestClientProtocol
     /// The server's own OpenAPI document; every answer is checked against it.
     let validator: SchemaValidator
+    let node: CloudNode
+    /// The HTTP port (the WebSocket M2M API is on it too).
+    let httpPort: Int
+    /// The device gateway's MQTT port, when the harness runs one.
+    let mqttPort: Int?
 
     /// Policies that keep tests fast: cheapest bcrypt, no login delays.
     static var testPolicy: AccountPolicy {
@@ -24,19 +29,32 @@ struct CloudHarness: Sendable {
         return policy
     }
 
+    /// A gateway for tests: any port, Alink's keep-alive floor lowered so that expiry takes
+    /// seconds, short answer timeouts.
+    static var testGateway: GatewayConfiguration {
+        var gateway = GatewayConfiguration()
+        gateway.mqttPort = 0
+        gateway.keepAliveRange = 1...1200
+        gateway.answerTimeoutSeconds = 3
+        return gateway
+    }
+
     static func run<Result: Sendable>(
         _ engine: TestEngine,
         policy: AccountPolicy = testPolicy,
+        gateway: GatewayConfiguration? = nil,
         _ body: @Sendable (CloudHarness) async throws -> Result
     ) async throws -> Result {
         try await engine.withDatabase { database in
-            try await serve(database: database, policy: policy, body)
+            try await serve(database: database, policy: policy, gateway: gateway, body)
         }
     }
 
     static func serve<Result: Sendable>(
         database: any SQLDatabase,
         policy: AccountPolicy = testPolicy,
+        gateway: GatewayConfiguration? = nil,
+        bus: (any ClusterBus)? = nil,
         app existingApp: Administration.CreatedApp? = nil,
         _ body: @Sendable (CloudHarness) async throws -> Result
     ) async throws -> Result {
@@ -45,11 +63,17 @@ struct CloudHarness: Sendable {
         var configuration = CloudConfiguration()
         configuration.httpPort = 0
         configuration.accounts = policy
-        let application = CloudServer.makeApplication(configuration: configuration, database: database, logger: TestEngine.logger)
+        configuration.gateway = gateway
+        let node = CloudNode(configuration: configuration, database: database, bus: bus, logger: TestEngine.logger)
+        let application = node.makeApplication()
         return try await application.test(.live) { client in
             let document = try await client.execute(uri: "/openapi.json", method: .get)
             let validator = SchemaValidator(document: try JSONValue.parse(String(buffer: document.body)))
-            return try await body(CloudHarness(database: database, admin: admin, app: app, client: client, validator: validator))
+            let mqttPort = try await node.gateway?.addresses().first?.port
+            return try await body(CloudHarness(
+                database: database, admin: admin, app: app, client: client, validator: validator, node: node,
+                httpPort: client.port ?? 0, mqttPort: mqttPort
+            ))
         }
     }
 

@@ -1,7 +1,7 @@
 import TetherCore
 
 /// Checks a JSON value against the part of JSON Schema the cloud's document uses (`type`,
-/// `properties`, `required`, `items`, `enum`, `minimum`, `maximum`, `$ref`). Every answer a test
+/// `properties`, `required`, `items`, `enum`, `minimum`, `maximum`, `nullable`, `$ref`). Every answer a test
 /// receives goes through it, so the OpenAPI document is checked by every test.
 struct SchemaValidator {
     let document: JSONValue
@@ -13,6 +13,7 @@ struct SchemaValidator {
             return problems(value, against: resolved, at: path)
         }
         var found: [String] = []
+        if value == .null, schema["nullable"] == .bool(true) { return [] }
         if let type = schema["type"]?.stringValue, !Self.matches(value, type: type) {
             return ["\(path): expected \(type), got \(value.serialized())"]
         }

@@ -37,6 +37,16 @@ enum CloudSchemas {
             "success": JSONSchema.array(JSONSchema.string),
             "failed": JSONSchema.array(JSONSchema.string),
         ], required: ["success", "failed"]),
+        "Command": JSONSchema.object([
+            "id": JSONSchema.integer, "did": JSONSchema.string,
+            "kind": ["type": "string", "enum": ["attrs", "raw", "service"]],
+            "state": ["type": "string", "enum": ["accepted", "queued", "sent", "acknowledged", "applied", "rejected", "expired", "failed"]],
+            "code": ["type": "integer", "format": "int64", "nullable": true], "message": JSONSchema.string,
+            "created_at": JSONSchema.integer, "updated_at": JSONSchema.integer,
+            "sent_at": ["type": "integer", "format": "int64", "nullable": true],
+            "queue_until": ["type": "integer", "format": "int64", "nullable": true],
+            "attrs": JSONSchema.empty, "raw": JSONSchema.string, "service": JSONSchema.string, "params": JSONSchema.empty, "output": JSONSchema.empty,
+        ], required: ["id", "did", "kind", "state", "code", "message", "created_at", "updated_at", "sent_at", "queue_until"]),
         "DidList": JSONSchema.object([
             "devices": JSONSchema.array(JSONSchema.object(["did": JSONSchema.string], required: ["did"]), maxItems: 100),
         ], required: ["devices"]),

@@ -1,0 +1,94 @@
+import TetherCore
+
+/// The command ledger in the database: every control gets a row whose state only moves
+/// forward (see ``CommandState``), so that "delivered" never lies.
+public struct CommandLedger: Sendable {
+    let database: any SQLDatabase
+
+    public init(database: any SQLDatabase) { self.database = database }
+
+    func insert(did: String, uid: String, appID: String, kind: CommandKind, body: JSONValue, state: CommandState, queueUntilMs: Int64?) async throws(StorageError) -> CommandRecord {
+        let now = Clock.unixMilliseconds()
+        guard let row = try await database.first(
+            """
+            INSERT INTO commands (did, uid, app_id, kind, body, state, created_ms, updated_ms, queue_until_ms)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING \(CommandRecord.columns)
+            """,
+            .text(did), .text(uid), .text(appID), .text(kind.rawValue), .text(body.serialized()), .text(state.rawValue),
+            .int(now), queueUntilMs.map(SQLValue.int) ?? .null
+        ) else {
+            throw StorageError(.queryFailed, "inserting a command returned no row")
+        }
+        return try CommandRecord(row: row)
+    }
+
+    public func find(_ id: Int64) async throws(StorageError) -> CommandRecord? {
+        try await database.first("SELECT \(CommandRecord.columns) FROM commands WHERE id = $1", .int(id)).map { row throws(StorageError) in
+            try CommandRecord(row: row)
+        }
+    }
+
+    /// A device's commands, newest first.
+    func list(did: String, limit: Int, skip: Int) async throws(StorageError) -> [CommandRecord] {
+        try await database.query(
+            "SELECT \(CommandRecord.columns) FROM commands WHERE did = $1 ORDER BY id DESC LIMIT $2 OFFSET $3",
+            .text(did), .int(Int64(limit)), .int(Int64(skip))
+        ).map { row throws(StorageError) in try CommandRecord(row: row) }
+    }
+
+    /// Moves a command to `state` if it is in one of `from`; nil when it was not (another node
+    /// or an earlier answer moved it first).
+    @discardableResult
+    func move(_ id: Int64, did: String? = nil, from: Set<CommandState>, to state: CommandState, code: Int? = nil, message: String? = nil, body: JSONValue? = nil) async throws(StorageError) -> CommandRecord? {
+        let now = Clock.unixMilliseconds()
+        let allowed = from.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
+        let sent = state == .sent ? ", sent_ms = $2" : ""
+        return try await database.first(
+            """
+            UPDATE commands SET state = $3, updated_ms = $2, code = COALESCE($4, code), message = COALESCE($5, message),
+                body = COALESCE($7, body)\(sent)
+            WHERE id = $1 AND state IN (\(allowed)) AND ($6 = '' OR did = $6) RETURNING \(CommandRecord.columns)
+            """,
+            .int(id), .int(now), .text(state.rawValue), code.map { .int(Int64($0)) } ?? .null, message.map(SQLValue.text) ?? .null,
+            .text(did ?? ""), body.map { .text($0.serialized()) } ?? .null
+        ).map { row throws(StorageError) in try CommandRecord(row: row) }
+    }
+
+    /// Commands waiting for a device to come back, oldest first, whose time-to-live has not
+    /// passed.
+    func queued(did: String, now: Int64) async throws(StorageError) -> [CommandRecord] {
+        try await database.query(
+            "SELECT \(CommandRecord.columns) FROM commands WHERE did = $1 AND state = 'queued' AND queue_until_ms > $2 ORDER BY id",
+            .text(did), .int(now)
+        ).map { row throws(StorageError) in try CommandRecord(row: row) }
+    }
+
+    /// Commands of a device whose values a report could show applied.
+    func awaitingApplication(did: String) async throws(StorageError) -> [CommandRecord] {
+        try await database.query(
+            "SELECT \(CommandRecord.columns) FROM commands WHERE did = $1 AND kind = 'attrs' AND state IN ('sent', 'acknowledged') ORDER BY id",
+            .text(did)
+        ).map { row throws(StorageError) in try CommandRecord(row: row) }
+    }
+
+    /// Expires queued commands whose time-to-live passed, and commands sent (or accepted and
+    /// never sent) without an answer for `answerTimeoutMs`. Returns what changed.
+    func expire(now: Int64, answerTimeoutMs: Int64) async throws(StorageError) -> [CommandRecord] {
+        let queued = try await database.query(
+            """
+            UPDATE commands SET state = 'expired', updated_ms = $1, message = 'the device did not come back in time'
+            WHERE state = 'queued' AND queue_until_ms <= $1 RETURNING \(CommandRecord.columns)
+            """,
+            .int(now)
+        )
+        let unanswered = try await database.query(
+            """
+            UPDATE commands SET state = 'expired', updated_ms = $1, message = 'the device did not answer in time'
+            WHERE kind <> 'raw' AND ((state = 'sent' AND sent_ms <= $2) OR (state = 'accepted' AND created_ms <= $2))
+            RETURNING \(CommandRecord.columns)
+            """,
+            .int(now), .int(now - answerTimeoutMs)
+        )
+        return try (queued + unanswered).map { row throws(StorageError) in try CommandRecord(row: row) }
+    }
+}

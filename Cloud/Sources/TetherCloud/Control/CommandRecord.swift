@@ -1,0 +1,94 @@
+public import TetherCore
+
+/// Where a command is in its life. `accepted` → `sent` → `acknowledged` (the device's
+/// `set_reply` said 200) → `applied` (a report shows every written value); or `queued` (the
+/// device was offline and the caller asked to wait) → `sent` when it returns; or `rejected`
+/// (the device answered with an error code), `expired` (no answer in time, or the queue's
+/// time-to-live passed), `failed` (it could not be sent).
+public enum CommandState: String, Codable, Sendable, Hashable, CaseIterable {
+    case accepted, queued, sent, acknowledged, applied, rejected, expired, failed
+
+    /// No further change will happen.
+    public var isFinal: Bool {
+        switch self {
+        case .applied, .rejected, .expired, .failed: return true
+        case .accepted, .queued, .sent, .acknowledged: return false
+        }
+    }
+}
+
+/// What a command asks of the device.
+public enum CommandKind: String, Codable, Sendable {
+    /// Data point values (Alink `thing.service.property.set`).
+    case attrs
+    /// Transparent bytes (`thing/model/down_raw`).
+    case raw
+    /// A service call (`thing.service.{identifier}`).
+    case service
+}
+
+/// One command of the ledger.
+public struct CommandRecord: Sendable, Equatable {
+    public var id: Int64
+    public var did: String
+    public var uid: String
+    public var appID: String
+    public var kind: CommandKind
+    /// For `attrs`: the values, by name; for `raw`: `{"raw": "hex"}`; for `service`:
+    /// `{"identifier", "params"}`, and `{"identifier", "params", "output"}` once answered.
+    public var body: JSONValue
+    public var state: CommandState
+    public var code: Int?
+    public var message: String
+    public var createdMs: Int64
+    public var updatedMs: Int64
+    public var sentMs: Int64?
+    public var queueUntilMs: Int64?
+
+    static let columns = "id, did, uid, app_id, kind, body, state, code, message, created_ms, updated_ms, sent_ms, queue_until_ms"
+
+    init(row: SQLRow) throws(StorageError) {
+        id = try row.int("id")
+        did = try row.text("did")
+        uid = try row.text("uid")
+        appID = try row.text("app_id")
+        kind = CommandKind(rawValue: try row.text("kind")) ?? .attrs
+        body = (try? JSONValue.parse(try row.text("body"))) ?? .object([:])
+        state = CommandState(rawValue: try row.text("state")) ?? .failed
+        code = row.optionalInt("code").map { Int($0) }
+        message = try row.text("message")
+        createdMs = try row.int("created_ms")
+        updatedMs = try row.int("updated_ms")
+        sentMs = row.optionalInt("sent_ms")
+        queueUntilMs = row.optionalInt("queue_until_ms")
+    }
+
+    /// The Alink request id the command travels with: its ledger id, as the decimal string
+    /// Alink wants.
+    public var alinkID: String { String(id) }
+
+    /// The written values, for `attrs` commands.
+    public var attrs: JSONObject { body.objectValue ?? [:] }
+
+    /// The ledger entry as the API shows it.
+    public var json: JSONValue {
+        var object: JSONObject = [
+            "id": .int(id), "did": .string(did), "kind": .string(kind.rawValue), "state": .string(state.rawValue),
+            "message": .string(message), "created_at": .int(createdMs), "updated_at": .int(updatedMs),
+        ]
+        switch kind {
+        case .attrs: object["attrs"] = body
+        case .raw: object["raw"] = body["raw"] ?? .string("")
+        case .service:
+            object["service"] = body["identifier"] ?? .string("")
+            object["params"] = body["params"] ?? .object([:])
+            if let output = body["output"] { object["output"] = output }
+        }
+        object["code"] = code.map { .int(Int64($0)) } ?? .null
+        object["sent_at"] = sentMs.map(JSONValue.int) ?? .null
+        object["queue_until"] = queueUntilMs.map(JSONValue.int) ?? .null
+        return .object(object)
+    }
+
+    public var update: CommandUpdate { CommandUpdate(id: id, did: did, state: state, code: code, message: message) }
+}

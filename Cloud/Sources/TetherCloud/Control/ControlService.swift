@@ -1,0 +1,106 @@
+import TetherCore
+
+/// Controls from apps, over REST or the WebSocket: checked against the binding and the
+/// product's model, recorded in the command ledger, and handed to whichever node holds the
+/// device. A device that is offline fails the control at once, unless the caller asked for it
+/// to be queued for a while.
+public struct ControlService: Sendable {
+    let database: any SQLDatabase
+    let bus: any ClusterBus
+    let ledger: CommandLedger
+    let catalogue: DeviceCatalogue
+    let maximumQueueSeconds: Int64
+    let metrics: CloudMetrics
+
+    init(database: any SQLDatabase, bus: any ClusterBus, catalogue: DeviceCatalogue, maximumQueueSeconds: Int64, metrics: CloudMetrics) {
+        self.database = database
+        self.bus = bus
+        self.ledger = CommandLedger(database: database)
+        self.catalogue = catalogue
+        self.maximumQueueSeconds = maximumQueueSeconds
+        self.metrics = metrics
+    }
+
+    /// What an app asks of a device.
+    enum Request: Sendable {
+        case attrs(JSONObject)
+        case raw([UInt8])
+        case service(identifier: String, params: JSONValue)
+    }
+
+    /// Records and dispatches a control. `queueSeconds` > 0 keeps it for an offline device
+    /// that long. `recorded` sees the ledger entry before anything can happen to it.
+    @discardableResult
+    func control(_ user: AuthenticatedUser, did: String, _ request: Request, queueSeconds: Int64? = nil, recorded: (CommandRecord) -> Void = { _ in }) async throws -> CommandRecord {
+        guard let row = try await database.first(
+            """
+            SELECT d.product_key, d.is_online, d.is_disabled FROM bindings b JOIN devices d ON d.did = b.did
+            WHERE b.uid = $1 AND b.did = $2
+            """,
+            .text(user.uid), .text(did)
+        ) else {
+            throw CloudAPIError.deviceNotBound()
+        }
+        guard try !row.bool("is_disabled") else { throw CloudAPIError.deviceDisabled() }
+        let model = try await catalogue.model(try row.text("product_key"))
+        let kind: CommandKind
+        let body: JSONValue
+        switch request {
+        case .attrs(let attrs):
+            do {
+                body = .object(model.appJSON(try model.appWrite(attrs)))
+            } catch {
+                throw CloudAPIError.attrInvalid(detail: error.message)
+            }
+            kind = .attrs
+        case .raw(let bytes):
+            guard (1...65_536).contains(bytes.count) else { throw CloudAPIError.formInvalid(detail: "raw holds 1 to 65536 bytes") }
+            kind = .raw
+            body = ["raw": .string(bytes.tetherHex)]
+        case .service(let identifier, let params):
+            guard model.services.contains(where: { $0.identifier == identifier && $0.identifier != "set" && $0.identifier != "get" }) else {
+                throw CloudAPIError.attrInvalid(detail: "product \(model.productKey) has no service \(identifier)")
+            }
+            guard params.objectValue != nil else { throw CloudAPIError.formInvalid(detail: "params must be an object") }
+            kind = .service
+            body = ["identifier": .string(identifier), "params": params]
+        }
+        var queueUntil: Int64?
+        if let queueSeconds, queueSeconds != 0 {
+            guard (1...maximumQueueSeconds).contains(queueSeconds) else {
+                throw CloudAPIError.formInvalid(detail: "queue_ttl is 1 to \(maximumQueueSeconds) seconds")
+            }
+            queueUntil = Clock.unixMilliseconds() + queueSeconds * 1000
+        }
+        let online = try row.bool("is_online")
+        guard online || queueUntil != nil else {
+            throw CloudAPIError.deviceOffline(detail: "device \(did) is offline; send queue_ttl to have the command wait for it")
+        }
+        let record = try await ledger.insert(
+            did: did, uid: user.uid, appID: user.appID, kind: kind, body: body,
+            state: online ? .accepted : .queued, queueUntilMs: queueUntil
+        )
+        metrics.commandAccepted()
+        recorded(record)
+        await bus.publish(.command(record.update))
+        if online { await bus.publish(.deliver(commandID: record.id, did: did)) }
+        return record
+    }
+
+    /// A ledger entry, for the user who sent it or any user bound to its device.
+    func command(_ user: AuthenticatedUser, id: Int64) async throws -> CommandRecord {
+        guard let record = try await ledger.find(id), try await isBound(user, did: record.did) else {
+            throw CloudAPIError.notFound(detail: "no command \(id) of a device you are bound to")
+        }
+        return record
+    }
+
+    func commands(_ user: AuthenticatedUser, did: String, limit: Int, skip: Int) async throws -> [CommandRecord] {
+        guard try await isBound(user, did: did) else { throw CloudAPIError.deviceNotBound() }
+        return try await ledger.list(did: did, limit: limit, skip: skip)
+    }
+
+    func isBound(_ user: AuthenticatedUser, did: String) async throws -> Bool {
+        try await database.first("SELECT 1 AS bound FROM bindings WHERE uid = $1 AND did = $2", .text(user.uid), .text(did)) != nil
+    }
+}

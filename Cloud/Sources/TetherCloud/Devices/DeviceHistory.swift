@@ -1,0 +1,81 @@
+import TetherCore
+
+/// What devices reported and what was sent to them: the latest status of each device and its
+/// traffic and connectivity log (`/app/devices/{did}/raw_data`).
+public struct DeviceHistory: Sendable {
+    let database: any SQLDatabase
+
+    public init(database: any SQLDatabase) { self.database = database }
+
+    /// Kinds of log entries, as the Open API names them.
+    enum Kind: String {
+        case deviceToApp = "dev2app", appToDevice = "app2dev"
+        case online = "dev_online", reOnline = "dev_re_online", offline = "dev_offline"
+    }
+
+    /// Merges reported values into the device's latest status and returns the whole status.
+    func mergeStatus(did: String, attrs: JSONObject, atMs: Int64) async throws -> JSONObject {
+        try await database.transaction { transaction -> JSONObject in
+            var status = JSONObject()
+            if let row = try await transaction.first("SELECT attrs FROM device_status WHERE did = $1", .text(did)),
+               let stored = try? JSONValue.parse(try row.text("attrs")).objectValue {
+                status = stored
+            }
+            for key in attrs.keys { status[key] = attrs[key] }
+            try await transaction.query(
+                """
+                INSERT INTO device_status (did, attrs, updated_ms) VALUES ($1, $2, $3)
+                ON CONFLICT (did) DO UPDATE SET attrs = excluded.attrs, updated_ms = excluded.updated_ms
+                """,
+                .text(did), .text(JSONValue.object(status).serialized()), .int(atMs)
+            )
+            return status
+        }
+    }
+
+    /// The latest status and when it was reported; nil when the device never reported.
+    func status(did: String) async throws(StorageError) -> (attrs: JSONObject, updatedMs: Int64)? {
+        guard let row = try await database.first("SELECT attrs, updated_ms FROM device_status WHERE did = $1", .text(did)) else { return nil }
+        return ((try? JSONValue.parse(try row.text("attrs")).objectValue) ?? [:], try row.int("updated_ms"))
+    }
+
+    func log(did: String, kind: Kind, atMs: Int64, body: JSONValue = .null, payloadHex: String = "", ip: String = "", uid: String? = nil, appID: String? = nil, source: String? = nil) async throws(StorageError) {
+        try await database.query(
+            "INSERT INTO device_log (did, kind, at_ms, ip, body, payload_hex, uid, app_id, source) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            .text(did), .text(kind.rawValue), .int(atMs), .text(ip), .text(body == .null ? "" : body.serialized()), .text(payloadHex),
+            .optional(uid), .optional(appID), .optional(source)
+        )
+    }
+
+    struct LogQuery {
+        var did: String
+        var kinds: [Kind]
+        var startMs: Int64
+        var endMs: Int64
+        var skip: Int
+        var limit: Int
+        var ascending: Bool
+    }
+
+    func entries(_ query: LogQuery) async throws(StorageError) -> (total: Int, entries: [JSONValue]) {
+        let kinds = query.kinds.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        let filter = "did = $1 AND kind IN (\(kinds)) AND at_ms >= $2 AND at_ms <= $3"
+        let total = try await database.first("SELECT COUNT(*) AS total FROM device_log WHERE \(filter)", .text(query.did), .int(query.startMs), .int(query.endMs))?.int("total") ?? 0
+        let rows = try await database.query(
+            "SELECT kind, at_ms, ip, body, payload_hex, uid, app_id, source FROM device_log WHERE \(filter) ORDER BY at_ms \(query.ascending ? "ASC" : "DESC"), id \(query.ascending ? "ASC" : "DESC") LIMIT $4 OFFSET $5",
+            .text(query.did), .int(query.startMs), .int(query.endMs), .int(Int64(query.limit)), .int(Int64(query.skip))
+        )
+        let entries = try rows.map { row throws(StorageError) -> JSONValue in
+            var object: JSONObject = [
+                "type": .string(try row.text("kind")), "ip": .string(try row.text("ip")),
+                "payload_bin": .string(try row.text("payload_hex")), "timestamp": .double(Double(try row.int("at_ms")) / 1000),
+            ]
+            if let body = try? JSONValue.parse(try row.text("body")) { object["body"] = body }
+            if let uid = row.optionalText("uid") { object["uid"] = .string(uid) }
+            if let appID = row.optionalText("app_id") { object["appid"] = .string(appID) }
+            if let source = row.optionalText("source") { object["source"] = .string(source) }
+            return .object(object)
+        }
+        return (Int(total), entries)
+    }
+}

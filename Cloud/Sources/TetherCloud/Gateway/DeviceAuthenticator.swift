@@ -1,0 +1,133 @@
+import Logging
+import TetherAlink
+import TetherCore
+import TetherMQTT
+
+/// Decides who may connect to the gateway, by the Alink signing schemes
+/// (`shared/reference/alink-mqtt.md` §2): a device signs its CONNECT with its own secret, or
+/// registers itself with its product's secret.
+struct DeviceAuthenticator: Sendable {
+    let database: any SQLDatabase
+    let configuration: GatewayConfiguration
+    let logger: Logger
+    var now: @Sendable () -> Int64 = { Clock.unixNow() }
+
+    /// Principal attributes the gateway keeps for a device connection.
+    enum Attribute {
+        static let did = "did"
+        static let productKey = "pk"
+        static let deviceName = "dn"
+        static let serverSideSubscriptions = "ss"
+        /// Present on a registration connection: the device's secret is sent, then it leaves.
+        static let registration = "register"
+    }
+
+    func authenticate(_ request: MQTTConnectRequest) async -> MQTTAuthentication {
+        let refusal: (MQTTReasonCode, String)
+        do {
+            return .accepted(try await principal(for: request))
+        } catch let error as Refusal {
+            refusal = (error.code, error.reason)
+        } catch {
+            logger.error("device authentication failed", metadata: ["error": "\(error)"])
+            return .refused(.serverUnavailable)
+        }
+        logger.info("device connection refused", metadata: [
+            "mqtt.username": "\(request.username ?? "")", "reason": "\(refusal.1)", "remote": "\(request.remoteAddress)",
+        ])
+        return .refused(refusal.0)
+    }
+
+    struct Refusal: Error {
+        var code: MQTTReasonCode
+        var reason: String
+        init(_ code: MQTTReasonCode, _ reason: String) {
+            self.code = code
+            self.reason = reason
+        }
+    }
+
+    private func principal(for request: MQTTConnectRequest) async throws -> MQTTPrincipal {
+        guard let username = request.username, let device = try? AlinkDeviceIdentity(username: username) else {
+            throw Refusal(.badUserNameOrPassword, "the user name is not DEVICENAME&PRODUCTKEY")
+        }
+        guard let clientID = AlinkClientID(parsing: request.clientID) else {
+            throw Refusal(.clientIdentifierNotValid, "the client id's |…| extension is malformed")
+        }
+        let password = request.password ?? []
+        if let authType = clientID.authType, authType != "connwl" {
+            return try await registration(device, clientID: clientID, authType: authType, password: password, isSecure: request.isSecure)
+        }
+        guard configuration.keepAliveRange.contains(request.keepAlive) else {
+            throw Refusal(.unspecifiedError, "keep-alive \(request.keepAlive) s is outside \(configuration.keepAliveRange.lowerBound)…\(configuration.keepAliveRange.upperBound) s")
+        }
+        if clientID.secureMode == 2, !request.isSecure {
+            throw Refusal(.notAuthorized, "securemode=2 (TLS) on a plain connection")
+        }
+        if clientID.secureMode == -2 {
+            throw Refusal(.notAuthorized, "token reconnects (securemode=-2) are not supported")
+        }
+        try checkTimestamp(clientID.timestamp)
+        guard let row = try await database.first(
+            "SELECT did, device_secret, is_disabled FROM devices WHERE product_key = $1 AND device_name = $2",
+            .text(device.productKey), .text(device.deviceName)
+        ) else {
+            throw Refusal(.badUserNameOrPassword, "no device \(device)")
+        }
+        let method = clientID.signMethod ?? (clientID["signmethod"] == nil ? .hmacmd5 : nil)
+        guard let method else { throw Refusal(.badUserNameOrPassword, "unknown signmethod \(clientID["signmethod"] ?? "")") }
+        let content = AlinkCredentials.signContent(device: device, clientIDPrefix: clientID.prefix, timestamp: clientID.timestamp)
+        guard method.verify(password, content: content, key: try row.text("device_secret")) else {
+            throw Refusal(.badUserNameOrPassword, "the signature does not match")
+        }
+        guard try !row.bool("is_disabled") else { throw Refusal(.notAuthorized, "device \(device) is disabled") }
+        return MQTTPrincipal(clientID: device.clientIDPrefix, username: username, attributes: [
+            Attribute.did: try row.text("did"), Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
+            Attribute.serverSideSubscriptions: clientID.wantsServerSideSubscriptions ? "1" : "0",
+        ])
+    }
+
+    /// One product, one secret (§2.3): the product secret signs the request; a device created
+    /// beforehand gets its own secret back on `/ext/register`.
+    private func registration(_ device: AlinkDeviceIdentity, clientID: AlinkClientID, authType: String, password: [UInt8], isSecure: Bool) async throws -> MQTTPrincipal {
+        guard authType == AlinkRegistrationType.register.rawValue else {
+            throw Refusal(.notAuthorized, "authType=\(authType) is not supported (register is)")
+        }
+        guard isSecure || configuration.allowRegistrationWithoutTLS else {
+            throw Refusal(.notAuthorized, "registration sends the device secret and needs TLS")
+        }
+        guard let random = clientID["random"], !random.isEmpty, clientID.signMethod == .hmacsha256 else {
+            throw Refusal(.badUserNameOrPassword, "registration needs random=… and signmethod=hmacsha256")
+        }
+        guard let product = try await database.first("SELECT secret FROM products WHERE product_key = $1", .text(device.productKey)) else {
+            throw Refusal(.badUserNameOrPassword, "no product \(device.productKey)")
+        }
+        let content = AlinkCredentials.registrationContent(device: device, random: random)
+        guard AlinkSignMethod.hmacsha256.verify(password, content: content, key: try product.text("secret")) else {
+            throw Refusal(.badUserNameOrPassword, "the registration signature does not match")
+        }
+        guard let row = try await database.first(
+            "SELECT did FROM devices WHERE product_key = $1 AND device_name = $2 AND is_disabled = 0",
+            .text(device.productKey), .text(device.deviceName)
+        ) else {
+            throw Refusal(.notAuthorized, "device \(device) was not created beforehand")
+        }
+        return MQTTPrincipal(clientID: "$register/\(device.clientIDPrefix)/\(random)", username: device.username, attributes: [
+            Attribute.did: try row.text("did"), Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
+            Attribute.registration: "1",
+        ])
+    }
+
+    private func checkTimestamp(_ text: String?) throws {
+        guard let text else {
+            if configuration.requireTimestamp { throw Refusal(.badUserNameOrPassword, "the client id carries no timestamp") }
+            return
+        }
+        guard var stamp = Int64(text) else { throw Refusal(.badUserNameOrPassword, "the timestamp is not a number") }
+        // Some device SDKs sign milliseconds.
+        if stamp > 100_000_000_000 { stamp /= 1000 }
+        guard abs(now() - stamp) <= configuration.timestampSkew else {
+            throw Refusal(.badUserNameOrPassword, "the timestamp is \(now() - stamp) s from the server's clock (a replay?)")
+        }
+    }
+}

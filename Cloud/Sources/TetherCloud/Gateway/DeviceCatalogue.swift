@@ -1,0 +1,37 @@
+import Synchronization
+import TetherCore
+
+/// Products' thing models and devices' Alink names, read once from the database: neither
+/// changes while a node runs.
+final class DeviceCatalogue: Sendable {
+    struct Device: Sendable {
+        var did: String
+        var productKey: String
+        var deviceName: String
+        /// The session id of the device's gateway connection.
+        var clientID: String { "\(productKey)&\(deviceName)" }
+    }
+
+    private let database: any SQLDatabase
+    private let models = Mutex<[String: ThingModel]>([:])
+    private let devices = Mutex<[String: Device]>([:])
+
+    init(database: any SQLDatabase) { self.database = database }
+
+    func model(_ productKey: String) async throws -> ThingModel {
+        if let model = models.withLock({ $0[productKey] }) { return model }
+        guard let product = try await ProductRecord.find(productKey, in: database) else {
+            throw StorageError(.unexpectedValue, "no product \(productKey)")
+        }
+        models.withLock { $0[productKey] = product.model }
+        return product.model
+    }
+
+    func device(_ did: String) async throws -> Device? {
+        if let device = devices.withLock({ $0[did] }) { return device }
+        guard let row = try await database.first("SELECT did, product_key, device_name FROM devices WHERE did = $1", .text(did)) else { return nil }
+        let device = Device(did: did, productKey: try row.text("product_key"), deviceName: try row.text("device_name"))
+        devices.withLock { $0[did] = device }
+        return device
+    }
+}

@@ -1,0 +1,65 @@
+import TetherAlink
+import TetherMQTT
+
+/// The gateway's say over its broker: Alink authentication, each device confined to its own
+/// topics, server-side subscriptions for `_ss=1` devices, and presence handed to the gateway in
+/// the order it happens.
+struct GatewayHooks: MQTTBrokerHooks {
+    typealias Attribute = DeviceAuthenticator.Attribute
+
+    let authenticator: DeviceAuthenticator
+    let presence: AsyncStream<PresenceChange>.Continuation
+
+    func authenticate(_ request: MQTTConnectRequest) async -> MQTTAuthentication {
+        await authenticator.authenticate(request)
+    }
+
+    func authorizePublish(_ principal: MQTTPrincipal, topic: String) -> Bool {
+        guard principal.attributes[Attribute.registration] == nil, let device = Self.device(principal) else { return false }
+        guard let parsed = AlinkDeviceTopic(parsing: topic) else { return false }
+        return parsed.device == device
+    }
+
+    func authorizeSubscribe(_ principal: MQTTPrincipal, filter: String) -> Bool {
+        guard principal.attributes[Attribute.registration] == nil, let device = Self.device(principal) else { return false }
+        let own = [
+            "/sys/\(device.productKey)/\(device.deviceName)/",
+            "/\(device.productKey)/\(device.deviceName)/user/",
+            "/ext/rrpc/+/sys/\(device.productKey)/\(device.deviceName)/",
+        ]
+        return own.contains { filter.hasPrefix($0) && filter.count > $0.count }
+    }
+
+    func serverSideSubscriptions(for principal: MQTTPrincipal) -> [MQTTTopicSubscription] {
+        guard principal.attributes[Attribute.serverSideSubscriptions] == "1", let device = Self.device(principal) else { return [] }
+        let base = "/sys/\(device.productKey)/\(device.deviceName)"
+        // No Local: a device's own replies on these topics are never echoed back to it.
+        return [
+            "\(base)/thing/service/+", "\(base)/thing/service/property/+", "\(base)/thing/event/+/post_reply",
+            "\(base)/thing/model/down_raw", "\(base)/thing/model/up_raw_reply", "\(base)/rrpc/request/+",
+            "/ext/rrpc/+\(base)/thing/service/+",
+        ].map { MQTTTopicSubscription(filter: $0, qos: .atLeastOnce, noLocal: true) }
+    }
+
+    func clientConnected(_ principal: MQTTPrincipal, remoteAddress: String) {
+        presence.yield(PresenceChange(principal: principal, connected: true, reason: nil, remoteAddress: remoteAddress, atMs: Clock.unixMilliseconds()))
+    }
+
+    func clientDisconnected(_ principal: MQTTPrincipal, reason: MQTTBrokerEvent.DisconnectReason) {
+        presence.yield(PresenceChange(principal: principal, connected: false, reason: reason, remoteAddress: "", atMs: Clock.unixMilliseconds()))
+    }
+
+    static func device(_ principal: MQTTPrincipal) -> AlinkDeviceIdentity? {
+        guard let productKey = principal.attributes[Attribute.productKey], let deviceName = principal.attributes[Attribute.deviceName] else { return nil }
+        return try? AlinkDeviceIdentity(productKey: productKey, deviceName: deviceName)
+    }
+}
+
+/// A device connection began or ended.
+struct PresenceChange: Sendable {
+    var principal: MQTTPrincipal
+    var connected: Bool
+    var reason: MQTTBrokerEvent.DisconnectReason?
+    var remoteAddress: String
+    var atMs: Int64
+}

@@ -1,0 +1,50 @@
+public import TetherCore
+
+/// What one cloud node tells every node, itself included: device traffic for the apps
+/// subscribed on any node, commands for the node that holds a device's connection, and the
+/// command ledger's changes for the apps waiting on them.
+public enum ClusterEvent: Codable, Sendable, Hashable {
+    /// A device reported data points (a property post, already validated and stored).
+    case status(did: String, attrs: JSONValue, atMs: Int64)
+    /// A device posted an event: `kind` is the TSL event type (`info`, `alert`, `error`).
+    case event(did: String, identifier: String, kind: String, values: JSONValue, atMs: Int64)
+    /// Transparent bytes from a device.
+    case raw(did: String, hex: String, atMs: Int64)
+    /// A device connected (to `node`) or disconnected.
+    case presence(did: String, online: Bool, node: String?, atMs: Int64)
+    /// A command in the ledger is to be sent to its device by whichever node holds it.
+    case deliver(commandID: Int64, did: String)
+    /// A command's state changed.
+    case command(CommandUpdate)
+    /// A user bound or unbound a device.
+    case binding(uid: String, did: String, bound: Bool)
+
+    /// The device the event is about.
+    public var did: String {
+        switch self {
+        case .status(let did, _, _), .event(let did, _, _, _, _), .raw(let did, _, _), .presence(let did, _, _, _),
+             .deliver(_, let did), .binding(_, let did, _):
+            return did
+        case .command(let update):
+            return update.did
+        }
+    }
+}
+
+/// A command ledger change, as apps see it.
+public struct CommandUpdate: Codable, Sendable, Hashable {
+    public var id: Int64
+    public var did: String
+    public var state: CommandState
+    /// The device's Alink code (200 when it accepted), when it answered.
+    public var code: Int?
+    public var message: String
+
+    public init(id: Int64, did: String, state: CommandState, code: Int? = nil, message: String = "") {
+        self.id = id
+        self.did = did
+        self.state = state
+        self.code = code
+        self.message = message
+    }
+}

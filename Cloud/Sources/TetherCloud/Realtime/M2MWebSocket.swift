@@ -1,0 +1,61 @@
+import HummingbirdWebSocket
+import Logging
+import NIOWebSocket
+import Synchronization
+import TetherCore
+
+/// The WebSocket side of an M2M session: text frames in, in order; pushes and answers out; the
+/// connection closed when no frame arrives within 1.5 × the heartbeat interval.
+enum M2MWebSocket {
+    static let path = "/ws/app/v1"
+
+    static func serve(_ session: M2MSession, hub: RealtimeHub, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
+        hub.add(session)
+        defer {
+            hub.remove(session)
+            session.finish()
+        }
+        let lastSeen = LastSeen()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await frame in session.frames {
+                    do {
+                        try await outbound.write(.text(frame.serialized()))
+                    } catch {
+                        return
+                    }
+                }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(500))
+                    let silent = ContinuousClock.now - lastSeen.instant.withLock { $0 }
+                    if silent > .seconds(Double(session.heartbeatSeconds) * 1.5) {
+                        try? await outbound.close(.normalClosure, reason: "no frame within the heartbeat interval")
+                        return
+                    }
+                }
+            }
+            // The app leaving, or the watchdog closing a silent connection, ends the session.
+            do {
+                for try await message in inbound.messages(maxSize: 64 * 1024) {
+                    lastSeen.instant.withLock { $0 = .now }
+                    switch message {
+                    case .text(let text): await session.receive(text)
+                    case .binary: session.send(["cmd": "s2c_invalid_msg", "data": ["error_code": 9015, "msg": "frames are JSON text"]])
+                    }
+                }
+            } catch {
+                logger.debug("M2M connection ended", metadata: ["error": "\(error)"])
+            }
+            session.finish()
+            try? await outbound.close(.normalClosure, reason: nil)
+            group.cancelAll()
+        }
+    }
+}
+
+/// When the app last sent a frame.
+private final class LastSeen: Sendable {
+    let instant = Mutex(ContinuousClock.now)
+}

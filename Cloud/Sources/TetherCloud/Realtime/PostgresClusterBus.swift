@@ -1,0 +1,84 @@
+import Foundation
+import PostgresNIO
+public import Logging
+import ServiceLifecycle
+import TetherCore
+
+/// Several nodes sharing one PostgreSQL database: events travel with `NOTIFY` on one channel
+/// and every node `LISTEN`s on it. An event too large for a notification (PostgreSQL's limit is
+/// 8000 bytes) is written to `cluster_spill` and the notification carries its row id.
+public final class PostgresClusterBus: ClusterBus {
+    static let channel = "tether_events"
+    static let maximumInlinePayload = 7_000
+
+    private let engine: PostgresEngine
+    private let logger: Logger
+    private let broadcast = Broadcast<ClusterEvent>(bufferSize: 100_000)
+    private let listening = AsyncPromise<Void, Never>()
+
+    public init(engine: PostgresEngine, logger: Logger) {
+        self.engine = engine
+        self.logger = logger
+    }
+
+    public func publish(_ event: ClusterEvent) async {
+        do {
+            let text = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
+            if text.utf8.count <= Self.maximumInlinePayload {
+                try await engine.query("SELECT pg_notify($1, $2)", .text(Self.channel), .text(text))
+            } else {
+                let row = try await engine.first(
+                    "INSERT INTO cluster_spill (body, created_ms) VALUES ($1, $2) RETURNING id",
+                    .text(text), .int(Clock.unixMilliseconds())
+                )
+                let id = try row?.int("id") ?? 0
+                try await engine.query("SELECT pg_notify($1, $2)", .text(Self.channel), .text("spill:\(id)"))
+            }
+        } catch {
+            logger.error("cannot publish a cluster event", metadata: ["error": "\(error)", "did": "\(event.did)"])
+        }
+    }
+
+    public func events() -> AsyncStream<ClusterEvent> { broadcast.subscribe() }
+
+    /// Resolves once the node listens (events published before then may not arrive here).
+    public func ready() async { await listening.result().get() }
+
+    /// Listens until the service group shuts down, reconnecting when the connection drops.
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            while !Task.isCancelled {
+                do {
+                    try await engine.listen(channel: Self.channel) { notifications in
+                        listening.resolve(.success(()))
+                        for try await notification in notifications {
+                            await deliver(notification.payload)
+                        }
+                    }
+                } catch where Task.isCancelled {
+                    break
+                } catch {
+                    logger.warning("cluster bus lost its connection; listening again", metadata: ["error": "\(error)"])
+                    try? await Task.sleep(for: .milliseconds(500))
+                }
+            }
+        } onGracefulShutdown: {}
+        broadcast.finish()
+    }
+
+    private func deliver(_ payload: String) async {
+        var text = payload
+        if payload.hasPrefix("spill:"), let id = Int64(payload.dropFirst("spill:".count)) {
+            guard let body = try? await engine.first("SELECT body FROM cluster_spill WHERE id = $1", .int(id))?.text("body") else {
+                logger.warning("a spilled cluster event is gone", metadata: ["id": "\(id)"])
+                return
+            }
+            text = body
+        }
+        do {
+            broadcast.yield(try JSONDecoder().decode(ClusterEvent.self, from: Data(text.utf8)))
+        } catch {
+            logger.warning("unreadable cluster event", metadata: ["error": "\(error)"])
+        }
+    }
+}

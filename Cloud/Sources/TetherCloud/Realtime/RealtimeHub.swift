@@ -1,0 +1,65 @@
+import Logging
+import Synchronization
+import TetherCore
+
+/// This node's app connections (WebSocket M2M sessions) and what each listens to. It reads the
+/// cluster bus and hands each session what concerns it: reports, events and presence of the
+/// devices it subscribed to, the progress of its own commands, changes of its user's bindings.
+final class RealtimeHub: Sendable {
+    private let bus: any ClusterBus
+    private let database: any SQLDatabase
+    private let logger: Logger
+    private let sessions = Mutex<[ObjectIdentifier: M2MSession]>([:])
+
+    init(bus: any ClusterBus, database: any SQLDatabase, logger: Logger) {
+        self.bus = bus
+        self.database = database
+        self.logger = logger
+    }
+
+    func add(_ session: M2MSession) { sessions.withLock { $0[ObjectIdentifier(session)] = session } }
+    func remove(_ session: M2MSession) { _ = sessions.withLock { $0.removeValue(forKey: ObjectIdentifier(session)) } }
+
+    var sessionCount: Int { sessions.withLock { $0.count } }
+
+    /// Dispatches bus events until the bus ends or the task is cancelled.
+    func run() async {
+        for await event in bus.events() {
+            let targets = sessions.withLock { Array($0.values) }
+            guard !targets.isEmpty else { continue }
+            var frame: JSONValue?
+            switch event {
+            case .status(let did, let attrs, _):
+                frame = ["cmd": "s2c_noti", "data": ["did": .string(did), "attrs": attrs]]
+            case .event(let did, let identifier, let kind, let values, let atMs):
+                frame = ["cmd": "s2c_event", "data": ["did": .string(did), "event": .string(identifier), "type": .string(kind), "values": values, "timestamp": .int(atMs)]]
+            case .raw(let did, let hex, _):
+                let bytes = [UInt8](tetherHex: hex) ?? []
+                frame = ["cmd": "s2c_raw", "data": ["did": .string(did), "raw": .array(bytes.map { .int(Int64($0)) })]]
+            case .presence(let did, let online, _, _):
+                let info = await info(did)
+                frame = ["cmd": "s2c_online_status", "data": [
+                    "did": .string(did), "passcode": .string(info.passcode), "mac": .string(info.mac), "online": .bool(online),
+                ]]
+            case .command(let update):
+                for session in targets { session.commandChanged(update) }
+            case .binding(let uid, let did, let bound):
+                let frame: JSONValue = ["cmd": "s2c_binding_changed", "data": ["did": .string(did), "bind": .bool(bound)]]
+                for session in targets where session.uid == uid { session.send(frame) }
+                if !bound { for session in targets where session.uid == uid { session.unsubscribe(did) } }
+            case .deliver:
+                break
+            }
+            if let frame {
+                for session in targets where session.isSubscribed(event.did) { session.push(frame) }
+            }
+        }
+    }
+
+    /// A device's passcode and MAC, for `s2c_online_status` (read each time: a module that
+    /// registers again changes its passcode).
+    func info(_ did: String) async -> (passcode: String, mac: String) {
+        guard let row = try? await database.first("SELECT passcode, mac FROM devices WHERE did = $1", .text(did)) else { return ("", "") }
+        return ((try? row.text("passcode")) ?? "", row.optionalText("mac") ?? "")
+    }
+}

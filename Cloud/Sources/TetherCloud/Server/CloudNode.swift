@@ -1,0 +1,109 @@
+public import Hummingbird
+import HummingbirdWebSocket
+public import Logging
+public import NIOCore
+import ServiceLifecycle
+
+/// One running cloud node: the HTTP API with the WebSocket M2M API, the device gateway, and the
+/// bus that joins them to each other and to the other nodes sharing the database.
+public struct CloudNode: Sendable {
+    public let configuration: CloudConfiguration
+    public let database: any SQLDatabase
+    public let bus: any ClusterBus
+    /// Nil when `configuration.gateway` is nil.
+    public let gateway: DeviceGateway?
+    let accounts: AccountService
+    let hub: RealtimeHub
+    let control: ControlService
+    let history: DeviceHistory
+    let catalogue: DeviceCatalogue
+    let metrics: CloudMetrics
+    let logger: Logger
+
+    /// - Parameter bus: how this node talks to the others; an in-process bus by default (one
+    ///   node). Nodes sharing PostgreSQL use ``PostgresClusterBus``.
+    public init(
+        configuration: CloudConfiguration,
+        database: any SQLDatabase,
+        bus: (any ClusterBus)? = nil,
+        sender: (any MessageSender)? = nil,
+        metrics: CloudMetrics = CloudMetrics(),
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.database = database
+        self.metrics = metrics
+        self.logger = logger
+        let bus = bus ?? LocalClusterBus()
+        self.bus = bus
+        let outbox = OutboxSender(database: database)
+        let defaultSender: any MessageSender = if let smtp = configuration.smtp {
+            RoutingSender(email: SMTPSender(configuration: smtp, logger: logger), outbox: outbox, logger: logger)
+        } else {
+            outbox
+        }
+        accounts = AccountService(
+            database: database,
+            sender: sender ?? defaultSender,
+            policy: configuration.accounts,
+            publicURL: configuration.resolvedPublicURL,
+            tokenVerifier: ThirdPartyTokenVerifier(logger: logger),
+            logger: logger
+        )
+        catalogue = DeviceCatalogue(database: database)
+        history = DeviceHistory(database: database)
+        hub = RealtimeHub(bus: bus, database: database, logger: logger)
+        control = ControlService(
+            database: database, bus: bus, catalogue: catalogue,
+            maximumQueueSeconds: configuration.gateway?.maximumQueueSeconds ?? GatewayConfiguration().maximumQueueSeconds, metrics: metrics
+        )
+        gateway = configuration.gateway.map { gateway in
+            DeviceGateway(configuration: gateway, bindAddress: configuration.bindAddress, database: database, bus: bus, metrics: metrics, logger: logger)
+        }
+    }
+
+    /// The application: routes, the WebSocket upgrade at `/ws/app/v1`, and the node's
+    /// services (bus, hub, gateway) running beside the HTTP server.
+    public func makeApplication(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let endpoint = configuration.resolvedM2M
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: MetricsMiddleware())
+        let catalogue = OperationCatalogue()
+        let documented = DocumentedRouter(router: router, catalogue: catalogue)
+        AccountRoutes(accounts: accounts, metrics: metrics).register(on: documented)
+        DeviceRoutes(
+            accounts: accounts,
+            registry: DeviceRegistry(database: database, endpoint: endpoint),
+            bindings: BindingService(database: database, endpoint: endpoint, bus: bus)
+        ).register(on: documented)
+        ControlRoutes(accounts: accounts, control: control, history: history).register(on: documented)
+        SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
+        var services: [any Service] = [bus, HubService(hub: hub)]
+        if let gateway { services.append(gateway) }
+        let accounts = self.accounts, control = self.control, history = self.history, hub = self.hub, logger = self.logger
+        return Application(
+            router: router,
+            server: .http1WebSocketUpgrade { request, _, _ in
+                guard request.path?.split(separator: "?").first.map(String.init) == M2MWebSocket.path else { return .dontUpgrade }
+                return .upgrade([:]) { inbound, outbound, _ in
+                    let session = M2MSession(accounts: accounts, control: control, history: history, hub: hub, logger: logger)
+                    await M2MWebSocket.serve(session, hub: hub, inbound: inbound, outbound: outbound, logger: logger)
+                }
+            },
+            configuration: .init(address: .hostname(configuration.bindAddress, port: configuration.httpPort), serverName: "tether-cloud"),
+            services: services,
+            onServerRunning: onServerRunning,
+            logger: logger
+        )
+    }
+}
+
+/// Runs the hub's dispatch as a service of the application.
+struct HubService: Service {
+    let hub: RealtimeHub
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await hub.run() }
+    }
+}

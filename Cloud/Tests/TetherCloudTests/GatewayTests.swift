@@ -1,0 +1,400 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import Testing
+import TetherAlink
+import TetherCore
+import TetherMQTT
+@testable import TetherCloud
+
+/// The device gateway with real MQTT connections on loopback: Tether's Alink device client
+/// plays the devices, a WebSocket client plays the app.
+@Suite("Device gateway: Alink devices, the app's real-time side, the command ledger", .timeLimit(.minutes(2)))
+struct GatewayTests {
+    @Test("a device posts properties: stored, answered, pushed to the app; latest and raw_data read them back", arguments: TestEngine.allCases)
+    func propertyPost(engine: TestEngine) async throws {
+        try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let device = try await GatewayFixtures.device(cloud, product: product)
+            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            try await M2MTestClient.with(cloud, session: user) { app in
+                try await app.send(["cmd": "subscribe_req", "data": [["did": .string(device.did)]]])
+                let subscribed = try await app.next("subscribe_res")
+                #expect(subscribed["data"]?["success"]?.arrayValue?.count == 1)
+                _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == false }
+                try await GatewayFixtures.withDevice(cloud, device) { client in
+                    _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == true && $0["data"]?["did"] == .string(device.did) }
+                    let reply = try await client.postProperties(["LightSwitch": 1, "Brightness": 40, "WorkMode": 2])
+                    #expect(reply.code == 200)
+                    #expect(reply.message == "success")
+                    let noti = try await app.next("s2c_noti")
+                    #expect(noti["data"]?["did"] == .string(device.did))
+                    #expect(noti["data"]?["attrs"] == ["Brightness": 40, "LightSwitch": true, "WorkMode": "night"])
+                }
+                _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == false }
+            }
+            let latest = try await cloud.call(.get, "/app/devdata/\(device.did)/latest", token: user.token)
+            #expect(latest["attr"] == ["Brightness": 40, "LightSwitch": true, "WorkMode": "night"])
+            #expect(latest["updated_at"] != 0)
+            let now = Int64(Date().timeIntervalSince1970)
+            let log = try await cloud.call(.get, "/app/devices/\(device.did)/raw_data?type=cmd&start_time=\(now - 60)&end_time=\(now)", token: user.token)
+            #expect(log["meta"]?["total"] == 1)
+            #expect(log["objects"]?.arrayValue?.first?["type"] == "dev2app")
+            let online = try await cloud.call(.get, "/app/devices/\(device.did)/raw_data?type=online&start_time=\(now - 60)&end_time=\(now)&sort=asc", token: user.token)
+            #expect(online["objects"]?.arrayValue?.map { $0["type"] } == ["dev_online", "dev_offline"])
+            let badWindow = try await cloud.call(.get, "/app/devices/\(device.did)/raw_data?type=cmd&start_time=\(now)&end_time=\(now - 60)", token: user.token)
+            #expect(badWindow.errorCode == 9015)
+        }
+    }
+
+    @Test("a post with bad points: the good ones are kept, the bad ones named in a 460 reply")
+    func partialRejection() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let device = try await GatewayFixtures.device(cloud, product: product)
+            try await GatewayFixtures.withDevice(cloud, device) { client in
+                let reply = try await client.postProperties(["Brightness": 55, "ColorTemperature": 99_999, "Nope": 1])
+                #expect(reply.code == 460)
+                #expect(reply.data["ColorTemperature"] != nil)
+                #expect(reply.data["Nope"] != nil)
+                #expect(reply.data["Brightness"] == nil)
+            }
+            let status = try await DeviceHistory(database: cloud.database).status(did: device.did)
+            #expect(status?.attrs == ["Brightness": 55])
+        }
+    }
+
+    @Test("refused connections: wrong secret, unknown device, replayed timestamp, keep-alive out of range, securemode=2 without TLS")
+    func refusals() async throws {
+        var gateway = CloudHarness.testGateway
+        gateway.keepAliveRange = 30...1200
+        try await CloudHarness.run(.sqlite, gateway: gateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let device = try await GatewayFixtures.device(cloud, product: product)
+            func refusal(_ configuration: MQTTClientConfiguration) async -> MQTTReasonCode? {
+                do {
+                    try await MQTTClient.withClient(configuration: configuration, logger: GatewayFixtures.quietLogger) { _ in }
+                    return nil
+                } catch let error as MQTTError {
+                    return error.reasonCode
+                } catch {
+                    return nil
+                }
+            }
+            func configuration(secret: String = device.deviceSecret, name: String = device.deviceName, timestamp: Int64 = AlinkClock.now(), keepAlive: UInt16 = 60, secureMode: Int = 3) throws -> MQTTClientConfiguration {
+                let identity = try AlinkDeviceIdentity(productKey: device.productKey, deviceName: name)
+                let credentials = AlinkCredentials.device(identity, secret: secret, timestamp: timestamp, secureMode: secureMode)
+                return MQTTClientConfiguration(
+                    host: "127.0.0.1", port: cloud.mqttPort!, clientID: credentials.clientID, keepAlive: keepAlive,
+                    username: credentials.username, password: Array(credentials.password.utf8), reconnect: nil
+                )
+            }
+            let valid = try configuration()
+            #expect(await refusal(valid) == nil)
+            let wrongSecret = try configuration(secret: "wrong")
+            #expect(await refusal(wrongSecret) == .badUserNameOrPassword)
+            let unknown = try configuration(name: "nobody")
+            #expect(await refusal(unknown) == .badUserNameOrPassword)
+            let replayed = try configuration(timestamp: AlinkClock.now() - 3600)
+            #expect(await refusal(replayed) == .badUserNameOrPassword)
+            let shortKeepAlive = try configuration(keepAlive: 10)
+            #expect(await refusal(shortKeepAlive) != nil)
+            let tlsOnPlain = try configuration(secureMode: 2)
+            #expect(await refusal(tlsOnPlain) == .notAuthorized)
+            var noUser = try configuration()
+            noUser.username = "garbage"
+            #expect(await refusal(noUser) == .badUserNameOrPassword)
+            try await cloud.database.query("UPDATE devices SET is_disabled = 1 WHERE did = $1", .text(device.did))
+            let disabled = try configuration()
+            #expect(await refusal(disabled) == .notAuthorized)
+        }
+    }
+
+    @Test("a device cannot publish or subscribe to another device's topics")
+    func topicConfinement() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let victim = try await GatewayFixtures.device(cloud, product: product, name: "victim")
+            let intruder = try await GatewayFixtures.device(cloud, product: product, name: "intruder")
+            try await GatewayFixtures.withDevice(cloud, victim) { victimClient in
+                let victimDownlinks = victimClient.downlinks()
+                try await GatewayFixtures.withDevice(cloud, intruder) { client in
+                    let codes = try await client.mqtt.subscribe([MQTTTopicSubscription(filter: "/sys/\(product.productKey)/victim/#", qos: .atLeastOnce)])
+                    #expect(codes.allSatisfy { $0.isFailure })
+                    let everything = try await client.mqtt.subscribe([MQTTTopicSubscription(filter: "#", qos: .atLeastOnce)])
+                    #expect(everything.allSatisfy { $0.isFailure })
+                    let own = try await client.mqtt.subscribe([MQTTTopicSubscription(filter: "/sys/\(product.productKey)/intruder/thing/#", qos: .atLeastOnce)])
+                    #expect(!own.contains { $0.isFailure })
+                    // A forged post and a forged property set in the victim's name go nowhere.
+                    let forged = AlinkRequest(id: "1", method: "thing.event.property.post", params: ["Brightness": 1])
+                    try await client.mqtt.publish(MQTTMessage(topic: "/sys/\(product.productKey)/victim/thing/event/property/post", payload: ByteBuffer(bytes: forged.bytes), qos: .atLeastOnce))
+                    let set = AlinkRequest(id: "2", method: "thing.service.property.set", params: ["LightSwitch": 1])
+                    try await client.mqtt.publish(MQTTMessage(topic: "/sys/\(product.productKey)/victim/thing/service/property/set", payload: ByteBuffer(bytes: set.bytes), qos: .atLeastOnce))
+                    // The intruder's own post still works, so the connection was not harmed.
+                    #expect(try await client.postProperties(["Brightness": 2]).code == 200)
+                }
+                await #expect(throws: TestFailure.self) { _ = try await GatewayFixtures.nextDownlink(victimDownlinks, timeout: .milliseconds(300)) }
+            }
+            #expect(try await DeviceHistory(database: cloud.database).status(did: victim.did) == nil)
+        }
+    }
+
+    @Test("malformed payloads are dropped; the device and the others carry on")
+    func malformed() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let device = try await GatewayFixtures.device(cloud, product: product)
+            let other = try await GatewayFixtures.device(cloud, product: product)
+            try await GatewayFixtures.withDevice(cloud, other) { otherClient in
+                try await GatewayFixtures.withDevice(cloud, device) { client in
+                    let topic = "/sys/\(product.productKey)/\(device.deviceName)/thing/event/property/post"
+                    for payload in [[UInt8](), Array("{not json".utf8), Array("[1,2]".utf8), [0xff, 0xfe, 0x00], Array(#"{"params":{}}"#.utf8), Array(#"{"id":"999","params":"x"}"#.utf8)] {
+                        try await client.mqtt.publish(MQTTMessage(topic: topic, payload: ByteBuffer(bytes: payload), qos: .atLeastOnce))
+                    }
+                    #expect(try await client.postProperties(["Brightness": 3]).code == 200)
+                    #expect(try await otherClient.postProperties(["Brightness": 4]).code == 200)
+                }
+            }
+        }
+    }
+
+    @Test("a write to an offline device fails at once; queued, it is delivered when the device returns and the ledger follows it to applied")
+    func offlineAndQueued() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let device = try await GatewayFixtures.device(cloud, product: product)
+            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            let offline = try await cloud.call(.post, "/app/control/\(device.did)", token: user.token, json: ["attrs": ["Brightness": 70]])
+            #expect(offline.errorCode == 9042)
+            let invalid = try await cloud.call(.post, "/app/control/\(device.did)", token: user.token, json: ["attrs": ["PowerConsumption": 1], "queue_ttl": 60])
+            #expect(invalid.errorCode == 9025, "read-only point: \(invalid.text)")
+            let queued = try await cloud.call(.post, "/app/control/\(device.did)", token: user.token, json: ["attrs": ["Brightness": 70, "WorkMode": "reading"], "queue_ttl": 60])
+            #expect(queued["state"] == "queued", "\(queued.text)")
+            let id = try #require(queued["command_id"].flatMap { if case .int(let id) = $0 { id } else { nil } })
+            try await GatewayFixtures.withDevice(cloud, device) { client in
+                let downlink = try await GatewayFixtures.nextDownlink(client.downlinks())
+                #expect(downlink.topic.topic == .propertySet)
+                #expect(downlink.request?.id == String(id))
+                #expect(downlink.request?.params == ["Brightness": 70, "WorkMode": 1])
+                _ = try await GatewayFixtures.waitForCommand(cloud, id, state: .sent)
+                try await client.reply(downlink.request!.reply(), to: downlink)
+                _ = try await GatewayFixtures.waitForCommand(cloud, id, state: .acknowledged)
+                #expect(try await client.postProperties(["Brightness": 70, "WorkMode": 1]).code == 200)
+                _ = try await GatewayFixtures.waitForCommand(cloud, id, state: .applied)
+            }
+            let entry = try await cloud.call(.get, "/app/commands/\(id)", token: user.token)
+            #expect(entry["state"] == "applied")
+            #expect(entry["attrs"] == ["Brightness": 70, "WorkMode": "reading"])
+            let list = try await cloud.call(.get, "/app/devices/\(device.did)/commands", token: user.token)
+            #expect(list["commands"]?.arrayValue?.count == 1)
+            let stranger = try await cloud.register("stranger")
+            #expect(try await cloud.call(.get, "/app/commands/\(id)", token: stranger.token).errorCode == 9999)
+            #expect(try await cloud.call(.post, "/app/control/\(device.did)", token: stranger.token, json: ["attrs": ["Brightness": 1]]).errorCode == 9017)
+        }
+    }
+
+    @Test("a queued command whose time-to-live passes expires; an unanswered one expires after the answer timeout")
+    func expiry() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let device = try await GatewayFixtures.device(cloud, product: product)
+            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            let queued = try await cloud.call(.post, "/app/control/\(device.did)", token: user.token, json: ["attrs": ["Brightness": 1], "queue_ttl": 1])
+            let queuedID = try #require(queued["command_id"].flatMap { if case .int(let id) = $0 { id } else { nil } })
+            _ = try await GatewayFixtures.waitForCommand(cloud, queuedID, state: .expired, timeout: .seconds(5))
+            try await GatewayFixtures.withDevice(cloud, device) { client in
+                // The expired command is not delivered when the device comes back. (A stream
+                // whose consumer was cancelled is finished: the next wait gets a new one.)
+                await #expect(throws: TestFailure.self) { _ = try await GatewayFixtures.nextDownlink(client.downlinks(), timeout: .milliseconds(500)) }
+                let downlinks = client.downlinks()
+                let sent = try await cloud.call(.post, "/app/control/\(device.did)", token: user.token, json: ["attrs": ["Brightness": 2]])
+                let id = try #require(sent["command_id"].flatMap { if case .int(let id) = $0 { id } else { nil } })
+                _ = try await GatewayFixtures.nextDownlink(downlinks)
+                // Never answered: expired after the answer timeout (3 s in tests).
+                let expired = try await GatewayFixtures.waitForCommand(cloud, id, state: .expired, timeout: .seconds(8))
+                #expect(expired.message.contains("did not answer"))
+            }
+        }
+    }
+
+    @Test("c2s_write with req_sn: s2c_ack and s2c_noti carry it back as res_sn; a rejected write says so with res_sn")
+    func webSocketWrite() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let device = try await GatewayFixtures.device(cloud, product: product)
+            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            try await GatewayFixtures.withDevice(cloud, device) { client in
+                let downlinks = client.downlinks()
+                try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
+                    _ = try await app.next("subscribe_res")
+                    try await app.send(["cmd": "c2s_write", "req_sn": 12, "data": ["did": .string(device.did), "attrs": ["LightSwitch": true, "Brightness": 10]]])
+                    let set = try await GatewayFixtures.nextDownlink(downlinks)
+                    #expect(set.request?.params == ["Brightness": 10, "LightSwitch": 1])
+                    try await client.reply(set.request!.reply(), to: set)
+                    let ack = try await app.next("s2c_ack")
+                    #expect(ack["res_sn"] == 12)
+                    #expect(ack["did"] == .string(device.did))
+                    _ = try await client.postProperties(["LightSwitch": 1, "Brightness": 10])
+                    let answered = try await app.next("s2c_noti") { $0["res_sn"] == 12 }
+                    #expect(answered["data"]?["attrs"] == ["Brightness": 10, "LightSwitch": true])
+
+                    try await app.send(["cmd": "c2s_write", "req_sn": 13, "data": ["did": .string(device.did), "attrs": ["Brightness": 20]]])
+                    let second = try await GatewayFixtures.nextDownlink(downlinks)
+                    try await client.reply(second.request!.reply(code: 6813, message: "busy"), to: second)
+                    let refused = try await app.next("s2c_invalid_msg") { $0["res_sn"] == 13 }
+                    #expect(refused["data"]?["error_code"] == 6813)
+                    let id = try #require(refused["command_id"].flatMap { if case .int(let id) = $0 { id } else { nil } })
+                    let record = try await GatewayFixtures.waitForCommand(cloud, id, state: .rejected)
+                    #expect(record.code == 6813)
+
+                    try await app.send(["cmd": "c2s_read", "req_sn": 14, "data": ["did": .string(device.did), "names": ["Brightness"]]])
+                    let read = try await app.next("s2c_noti") { $0["res_sn"] == 14 }
+                    #expect(read["data"]?["attrs"] == ["Brightness": 10])
+
+                    try await app.send(["cmd": "c2s_write", "req_sn": 15, "data": ["did": .string(device.did), "attrs": ["Brightness": 1000]]])
+                    let outOfRange = try await app.next("s2c_invalid_msg") { $0["res_sn"] == 15 }
+                    #expect(outOfRange["data"]?["error_code"] == 9025)
+                    try await app.send(["cmd": "ping"])
+                    _ = try await app.next("pong")
+                }
+            }
+        }
+    }
+
+    @Test("the M2M API refuses what it must: before login, unbound devices, malformed frames")
+    func webSocketRefusals() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let device = try await GatewayFixtures.device(cloud, product: product)
+            let stranger = try await cloud.register("stranger")
+            try await M2MTestClient.with(cloud, session: stranger) { app in
+                try await app.send(["cmd": "subscribe_req", "data": [["did": .string(device.did)]]])
+                let answer = try await app.next("subscribe_res")
+                #expect(answer["data"]?["failed"]?.arrayValue?.first?["error_code"] == 9017)
+                try await app.send(["cmd": "c2s_write", "data": ["did": .string(device.did), "attrs": ["Brightness": 1]]])
+                #expect(try await app.next("s2c_invalid_msg")["data"]?["error_code"] == 9017)
+                try await app.send("not an object")
+                #expect(try await app.next("s2c_invalid_msg")["data"]?["error_code"] == 9015)
+                try await app.send(["cmd": "no_such_cmd"])
+                #expect(try await app.next("s2c_invalid_msg")["data"]?["error_code"] == 9015)
+            }
+            let wrongToken = UserSession(uid: stranger.uid, token: "ffffffffffffffffffffffffffffffff", expireAt: 0)
+            await #expect(throws: TestFailure.self) { try await M2MTestClient.with(cloud, session: wrongToken) { _ in } }
+        }
+    }
+
+    @Test("a device that goes silent is offline for apps within 1.5 × its keep-alive")
+    func keepAliveExpiry() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let device = try await GatewayFixtures.device(cloud, product: product)
+            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
+                _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == false }
+                let silent = try await SilentMQTTDevice.connect(port: cloud.mqttPort!, device: device, keepAlive: 1)
+                _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == true }
+                let started = ContinuousClock.now
+                _ = try await app.next("s2c_online_status", timeout: .seconds(5)) { $0["data"]?["online"] == false }
+                let elapsed = ContinuousClock.now - started
+                #expect(elapsed < .seconds(4), "offline after \(elapsed)")
+                try? await silent.close()
+            }
+            let online = try await cloud.database.first("SELECT is_online FROM devices WHERE did = $1", .text(device.did))?.bool("is_online")
+            #expect(online == false)
+        }
+    }
+
+    @Test("service calls: the device gets thing.service.{id}, its answer and output land in the ledger")
+    func serviceCall() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let device = try await GatewayFixtures.device(cloud, product: product)
+            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            try await GatewayFixtures.withDevice(cloud, device) { client in
+                let downlinks = client.downlinks()
+                let answer = try await cloud.call(.post, "/app/devices/\(device.did)/services/Reboot", token: user.token, json: ["params": ["delay": 3]])
+                let id = try #require(answer["command_id"].flatMap { if case .int(let id) = $0 { id } else { nil } })
+                let call = try await GatewayFixtures.nextDownlink(downlinks)
+                #expect(call.topic.topic == .service("Reboot"))
+                #expect(call.request?.method == "thing.service.Reboot")
+                #expect(call.request?.params == ["delay": 3])
+                try await client.reply(call.request!.reply(data: ["ok": 1]), to: call)
+                let record = try await GatewayFixtures.waitForCommand(cloud, id, state: .acknowledged)
+                #expect(record.body["output"] == ["ok": 1])
+                let unknown = try await cloud.call(.post, "/app/devices/\(device.did)/services/Explode", token: user.token, json: ["params": [:]])
+                #expect(unknown.errorCode == 9025)
+            }
+        }
+    }
+
+    @Test("an event post is answered and pushed to apps as s2c_event; an unknown event is refused")
+    func events() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let device = try await GatewayFixtures.device(cloud, product: product)
+            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            try await GatewayFixtures.withDevice(cloud, device) { client in
+                try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
+                    _ = try await app.next("subscribe_res")
+                    #expect(try await client.postEvent("Overheat", value: ["Temperature": .double(88.5)]).code == 200)
+                    let event = try await app.next("s2c_event")
+                    #expect(event["data"]?["event"] == "Overheat")
+                    #expect(event["data"]?["type"] == "alert")
+                    #expect(event["data"]?["values"] == ["Temperature": .double(88.5)])
+                    #expect(try await client.postEvent("Unknown", value: [:]).code == 460)
+                }
+            }
+        }
+    }
+
+    @Test("a second connection of the same device takes the first over; the device stays online")
+    func takeover() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let device = try await GatewayFixtures.device(cloud, product: product)
+            try await GatewayFixtures.withDevice(cloud, device) { first in
+                try await GatewayFixtures.withDevice(cloud, device) { second in
+                    try await GatewayFixtures.waitUntil("the first connection is closed") { !first.mqtt.isConnected }
+                    #expect(try await second.postProperties(["Brightness": 9]).code == 200)
+                    try await Task.sleep(for: .milliseconds(200))
+                    let online = try await cloud.database.first("SELECT is_online FROM devices WHERE did = $1", .text(device.did))?.bool("is_online")
+                    #expect(online == true)
+                }
+            }
+        }
+    }
+
+    @Test("dynamic registration: refused without TLS; allowed, the device gets its secret on /ext/register")
+    func registration() async throws {
+        for allowed in [false, true] {
+            var gateway = CloudHarness.testGateway
+            gateway.allowRegistrationWithoutTLS = allowed
+            try await CloudHarness.run(.sqlite, gateway: gateway) { cloud in
+                let product = try await GatewayFixtures.lampProduct(cloud)
+                let device = try await GatewayFixtures.device(cloud, product: product)
+                let identity = try AlinkDeviceIdentity(productKey: device.productKey, deviceName: device.deviceName)
+                let credentials = AlinkCredentials.registration(identity, productSecret: product.productSecret, random: "AbCdEfGhIjKlMnO")
+                let configuration = MQTTClientConfiguration(
+                    host: "127.0.0.1", port: cloud.mqttPort!, clientID: credentials.clientID, username: credentials.username,
+                    password: Array(credentials.password.utf8), reconnect: nil
+                )
+                do {
+                    let secret = try await MQTTClient.withClient(configuration: configuration, logger: GatewayFixtures.quietLogger) { client in
+                        for await message in client.messages() where message.topic == "/ext/register" {
+                            return try JSONValue.parse(message.payload.readableBytesView)["deviceSecret"]?.stringValue
+                        }
+                        return nil
+                    }
+                    #expect(allowed)
+                    #expect(secret == device.deviceSecret)
+                } catch let error as MQTTError {
+                    #expect(!allowed)
+                    #expect(error.reasonCode == .notAuthorized)
+                }
+                var wrong = configuration
+                wrong.password = Array("0000".utf8)
+                await #expect(throws: MQTTError.self) { try await MQTTClient.withClient(configuration: wrong, logger: GatewayFixtures.quietLogger) { _ in } }
+            }
+        }
+    }
+}
