@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import Metrics
 import NIOCore
+import NIOSSL
 import Prometheus
 import TetherCloud
 
@@ -34,6 +35,30 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("smtp-ca-file"), help: "PEM file of extra certificate authorities to trust for the SMTP server.")
     var smtpCAFile: String?
 
+    @Option(name: .customLong("mqtt-port"), help: "Port of the device gateway (MQTT, Alink); 0 lets the system choose.")
+    var mqttPort = 1883
+
+    @Flag(name: .customLong("no-gateway"), help: "Serve the HTTP API only, without the device gateway.")
+    var noGateway = false
+
+    @Option(name: .customLong("mqtts-port"), help: "Port of the gateway's MQTT over TLS listener (with --tls-cert and --tls-key).")
+    var mqttsPort: Int?
+
+    @Option(name: .customLong("tls-cert"), help: "PEM certificate chain of the gateway's TLS listener.")
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: "PEM private key of the gateway's TLS listener.")
+    var tlsKey: String?
+
+    @Option(name: .customLong("timestamp-skew"), help: "Seconds a device's signed timestamp may differ from this server's clock.")
+    var timestampSkew: Int64 = 900
+
+    @Flag(name: .customLong("insecure-registration"), help: "Let devices register with their product secret over plain TCP (development only).")
+    var insecureRegistration = false
+
+    @Option(name: .customLong("node-id"), help: "This node's name among the nodes sharing a PostgreSQL database (default: random).")
+    var nodeID: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -45,8 +70,26 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.httpPort = httpPort
         configuration.database = try DatabaseURL(databaseOptions.database)
         configuration.publicURL = publicURL
+        if noGateway {
+            configuration.gateway = nil
+        } else {
+            var gateway = GatewayConfiguration()
+            gateway.mqttPort = mqttPort
+            gateway.timestampSkew = timestampSkew
+            gateway.allowRegistrationWithoutTLS = insecureRegistration
+            if let nodeID { gateway.nodeID = nodeID }
+            if let mqttsPort {
+                guard let tlsCertificate, let tlsKey else { throw ValidationError("--mqtts-port needs --tls-cert and --tls-key") }
+                gateway.tlsPort = mqttsPort
+                gateway.tls = TLSConfiguration.makeServerConfiguration(
+                    certificateChain: try NIOSSLCertificate.fromPEMFile(tlsCertificate).map { .certificate($0) },
+                    privateKey: .file(tlsKey)
+                )
+            }
+            configuration.gateway = gateway
+        }
         if let m2mHost {
-            configuration.m2m = M2MEndpoint(host: m2mHost, webSocketPort: httpPort)
+            configuration.m2m = M2MEndpoint(host: m2mHost, mqttPort: mqttPort, mqttTLSPort: mqttsPort ?? 8883, webSocketPort: httpPort)
         }
         if let smtpURL {
             guard let mailFrom else { throw ValidationError("--smtp-url needs --mail-from ADDRESS") }

@@ -78,6 +78,11 @@ public final class DeviceGateway: Service, Sendable {
         }
         defer { observation.cancel() }
         let events = bus.events()
+        let announcement = Task { [broker, logger, nodeID] in
+            guard let addresses = try? await broker.addresses() else { return }
+            logger.notice("device gateway listening", metadata: ["addresses": "\(addresses.map { "\($0)" }.joined(separator: ", "))", "node": "\(nodeID)"])
+        }
+        defer { announcement.cancel() }
         // Graceful shutdown cancels the tasks below; the broker then closes its listeners.
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in

@@ -46,7 +46,7 @@ public final class PostgresClusterBus: ClusterBus {
 
     /// Listens until the service group shuts down, reconnecting when the connection drops.
     public func run() async throws {
-        await withGracefulShutdownHandler {
+        await cancelWhenGracefulShutdown { [self] in
             while !Task.isCancelled {
                 do {
                     try await engine.listen(channel: Self.channel) { notifications in
@@ -62,7 +62,7 @@ public final class PostgresClusterBus: ClusterBus {
                     try? await Task.sleep(for: .milliseconds(500))
                 }
             }
-        } onGracefulShutdown: {}
+        }
         broadcast.finish()
     }
 

@@ -1,0 +1,61 @@
+import Foundation
+import HTTPTypes
+import Testing
+import TetherAlink
+import TetherCore
+@testable import TetherCloud
+
+/// Two cloud nodes sharing one PostgreSQL database, joined by LISTEN/NOTIFY only.
+@Suite("Several cloud nodes", .timeLimit(.minutes(1)))
+struct ClusterTests {
+    @Test("a device on node A, an app on node B: B's writes reach the device, A's reports and presence reach the app")
+    func twoNodes() async throws {
+        try await TestEngine.postgres.withFreshDatabase { url in
+            let databaseA = try await url.open(logger: TestEngine.logger)
+            let databaseB = try await url.open(logger: TestEngine.logger)
+            let engineA = try #require(databaseA as? PostgresEngine)
+            let engineB = try #require(databaseB as? PostgresEngine)
+            let busA = PostgresClusterBus(engine: engineA, logger: TestEngine.logger)
+            let busB = PostgresClusterBus(engine: engineB, logger: TestEngine.logger)
+            var gatewayA = CloudHarness.testGateway
+            gatewayA.nodeID = "node-a"
+            var second = CloudHarness.testGateway
+            second.nodeID = "node-b"
+            let gatewayB = second
+            try await CloudHarness.serve(database: databaseA, gateway: gatewayA, bus: busA) { nodeA in
+                try await CloudHarness.serve(database: databaseB, gateway: gatewayB, bus: busB, app: nodeA.app) { nodeB in
+                    let product = try await GatewayFixtures.lampProduct(nodeA)
+                    let device = try await GatewayFixtures.device(nodeA, product: product)
+                    let user = try await GatewayFixtures.user(nodeB, boundTo: [device])
+                    try await M2MTestClient.with(nodeB, session: user, autoSubscribe: true) { app in
+                        _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == false }
+                        try await GatewayFixtures.withDevice(nodeA, device) { client in
+                            let downlinks = client.downlinks()
+                            _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == true }
+                            try await app.send(["cmd": "c2s_write", "req_sn": 7, "data": ["did": .string(device.did), "attrs": ["Brightness": 33]]])
+                            let set = try await GatewayFixtures.nextDownlink(downlinks)
+                            #expect(set.request?.params == ["Brightness": 33])
+                            try await client.reply(set.request!.reply(), to: set)
+                            #expect(try await app.next("s2c_ack")["res_sn"] == 7)
+                            #expect(try await client.postProperties(["Brightness": 33]).code == 200)
+                            let noti = try await app.next("s2c_noti") { $0["res_sn"] == 7 }
+                            #expect(noti["data"]?["attrs"] == ["Brightness": 33])
+                            let report = try await app.next("s2c_noti") { $0["res_sn"] == nil }
+                            #expect(report["data"]?["attrs"] == ["Brightness": 33])
+
+                            // REST on node B, too.
+                            let later = client.downlinks()
+                            let rest = try await nodeB.call(.post, "/app/control/\(device.did)", token: user.token, json: ["attrs": ["LightSwitch": true]])
+                            #expect(rest["state"] == "accepted", "\(rest.text)")
+                            let second = try await GatewayFixtures.nextDownlink(later)
+                            #expect(second.request?.params == ["LightSwitch": 1])
+                        }
+                        _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == false }
+                    }
+                }
+            }
+            await databaseA.close()
+            await databaseB.close()
+        }
+    }
+}
