@@ -76,11 +76,13 @@ def broker():
 
 
 class Cloud:
-    def __init__(self, directory, port, process):
+    def __init__(self, directory, port, process, mqtt_port):
         self.directory = directory
         self.port = port
+        self.mqtt_port = mqtt_port
         self.process = process
         self.base_url = f"http://127.0.0.1:{port}"
+        self.ws_url = f"ws://127.0.0.1:{port}/ws/app/v1"
 
     def admin(self, *arguments):
         output = subprocess.run(
@@ -107,14 +109,16 @@ class Cloud:
 @pytest.fixture
 def cloud():
     with tempfile.TemporaryDirectory() as directory:
-        port = free_port()
+        port, mqtt_port = free_port(), free_port()
         process = subprocess.Popen(
-            [os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--http-port", str(port), "--database", f"sqlite:{directory}/cloud.sqlite"],
+            [os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--http-port", str(port), "--mqtt-port", str(mqtt_port),
+             "--database", f"sqlite:{directory}/cloud.sqlite", "--log-level", "warning"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         try:
             wait_for_port(port)
-            yield Cloud(directory, port, process)
+            wait_for_port(mqtt_port)
+            yield Cloud(directory, port, process, mqtt_port)
         finally:
             process.terminate()
             assert process.wait(timeout=10) == 0, "tether-cloud did not stop cleanly on SIGTERM"

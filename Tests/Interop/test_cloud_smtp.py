@@ -52,7 +52,7 @@ def start_cloud(directory, smtp_url):
     port = free_port()
     process = subprocess.Popen(
         [
-            os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--http-port", str(port),
+            os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--http-port", str(port), "--no-gateway",
             "--database", f"sqlite:{directory}/cloud.sqlite",
             "--smtp-url", smtp_url, "--mail-from", "cloud@example.org",
             "--smtp-ca-file", os.path.join(TLS, "ca.pem"),
@@ -60,7 +60,7 @@ def start_cloud(directory, smtp_url):
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     wait_for_port(port)
-    return Cloud(directory, port, process)
+    return Cloud(directory, port, process, None)
 
 
 def stop(cloud):
