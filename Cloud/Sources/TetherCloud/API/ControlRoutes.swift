@@ -36,7 +36,8 @@ struct ControlRoutes<Context: RequestContext> {
             } else {
                 throw CloudAPIError.formInvalid(detail: "send attrs or raw")
             }
-            let record = try await control.control(user, did: did, command, queueSeconds: try form.optionalInt("queue_ttl"))
+            let queueSeconds = try form.optionalInt("queue_ttl")
+            let record = try await control.control(user, did: did, command, queueSeconds: queueSeconds)
             return Response.json(["command_id": .int(record.id), "state": .string(record.state.rawValue)])
         }
         router.on(.init(
@@ -48,11 +49,10 @@ struct ControlRoutes<Context: RequestContext> {
         )) { request, context in
             let user = try await accounts.authenticate(request)
             let form = try await RequestForm.decode(request)
-            let record = try await control.control(
-                user, did: try context.pathParameter("did"),
-                .service(identifier: try context.pathParameter("identifier"), params: form.object["params"] ?? .object([:])),
-                queueSeconds: try form.optionalInt("queue_ttl")
-            )
+            let did = try context.pathParameter("did")
+            let identifier = try context.pathParameter("identifier")
+            let queueSeconds = try form.optionalInt("queue_ttl")
+            let record = try await control.control(user, did: did, .service(identifier: identifier, params: form.object["params"] ?? .object([:])), queueSeconds: queueSeconds)
             return Response.json(["command_id": .int(record.id), "state": .string(record.state.rawValue)])
         }
         router.on(.init(
@@ -60,7 +60,8 @@ struct ControlRoutes<Context: RequestContext> {
             tag: "control", security: .appAndUser, success: .ok(JSONSchema.ref("Command"))
         )) { request, context in
             let user = try await accounts.authenticate(request)
-            guard let id = Int64(try context.pathParameter("id")) else { throw CloudAPIError.formInvalid(detail: "a command id is a number") }
+            let text = try context.pathParameter("id")
+            guard let id = Int64(text) else { throw CloudAPIError.formInvalid(detail: "a command id is a number") }
             return Response.json(try await control.command(user, id: id).json)
         }
         router.on(.init(
@@ -70,11 +71,12 @@ struct ControlRoutes<Context: RequestContext> {
             success: .ok(JSONSchema.object(["commands": JSONSchema.array(JSONSchema.ref("Command"))], required: ["commands"]))
         )) { request, context in
             let user = try await accounts.authenticate(request)
-            let records = try await control.commands(
-                user, did: try context.pathParameter("did"),
-                limit: Int(try request.integerQuery("limit", default: 20, range: 1...1000)),
-                skip: Int(try request.integerQuery("skip", default: 0, range: 0...1_000_000))
-            )
+            // Typed throws evaluated inside async call arguments crash the 6.3 optimizer
+            // (CoroSplit, emitSetAndGetSwiftErrorValueAround): read them into locals first.
+            let did = try context.pathParameter("did")
+            let limit = try request.integerQuery("limit", default: 20, range: 1...1000)
+            let skip = try request.integerQuery("skip", default: 0, range: 0...1_000_000)
+            let records = try await control.commands(user, did: did, limit: Int(limit), skip: Int(skip))
             return Response.json(["commands": .array(records.map(\.json))])
         }
         router.on(.init(
