@@ -82,6 +82,8 @@ let package = Package(
             dependencies: [
                 "TetherCore",
                 "TetherGizwitsLAN",
+                "TetherAlink",
+                "TetherMQTT",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -105,6 +107,7 @@ let package = Package(
             name: "tether-agent",
             dependencies: [
                 "TetherAgent",
+                "TetherAlink",
                 "TetherCLISupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -98,6 +98,8 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "TetherMQTT", package: "Tether"),
                 .product(name: "TetherAlink", package: "Tether"),
+                .product(name: "TetherAgent", package: "Tether"),
+                .product(name: "Tether", package: "Tether"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],

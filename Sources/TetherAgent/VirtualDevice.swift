@@ -137,4 +137,10 @@ public enum VirtualDeviceEvent: Sendable {
     case transparentData([UInt8], client: String)
     /// SoftAP onboarding gave the device a network (the key is not reported).
     case configured(ssid: String)
+    /// The device's cloud link connected to the gateway.
+    case cloudConnected
+    /// The cloud link could not connect (it tries again).
+    case cloudUnreachable(String)
+    /// The cloud called a service of the device's model.
+    case serviceCalled(String, JSONValue)
 }

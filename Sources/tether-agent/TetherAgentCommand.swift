@@ -1,6 +1,8 @@
 import ArgumentParser
+import Foundation
 import Logging
 import TetherAgent
+import TetherAlink
 import TetherCLISupport
 import TetherCore
 
@@ -15,13 +17,15 @@ struct TetherAgentCommand: AsyncParsableCommand {
 
 struct Simulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run virtual devices of a product on the LAN.",
+        abstract: "Run virtual devices of a product on the LAN and, with --cloud, connected to a Tether cloud.",
         discussion: """
             Each device answers discovery on UDP, takes control on TCP and changes its read-only \
             points over time. With --count N on an IPv4 address, device i (0-based) binds to that \
             address plus i, with the same ports: 127.0.0.1, 127.0.0.2, … on Linux loopback, as real \
             devices each have their own address. Identities (did, MAC, passcode) are random unless \
-            --seed is given.
+            --seed is given. With --cloud HOST:PORT and --credentials FILE, device i also connects to \
+            the cloud's gateway as the i-th device of FILE (Alink over MQTT), reports every change and \
+            obeys property sets and service calls; its LAN side keeps working (--no-lan: cloud only).
             """
     )
 
@@ -58,6 +62,18 @@ struct Simulate: AsyncParsableCommand {
     @Option(name: .long, help: "Where announcements go, HOST:PORT, or 'none'. Default: broadcast to port 2415 (127.0.0.1:2415 on loopback).")
     var announce: String?
 
+    @Option(name: .long, help: "The cloud's device gateway, HOST:PORT: each device also connects there (Alink over MQTT) with its credentials.")
+    var cloud: String?
+
+    @Option(name: .long, help: "With --cloud: the devices' credentials, a JSON file with one object per device or a list of them, as `tether-cloud admin device create --json` prints ({productKey, deviceName, deviceSecret}).")
+    var credentials: String?
+
+    @Option(name: .customLong("keep-alive"), help: "With --cloud: MQTT keep-alive in seconds (30 to 1200).")
+    var keepAlive: UInt16 = 60
+
+    @Flag(name: .customLong("lan"), inversion: .prefixedNo, help: "Serve the LAN protocol (--no-lan with --cloud: cloud only, up to 20,000 devices).")
+    var lan = true
+
     @Flag(name: .long, help: "Print each device as a JSON line instead of text.")
     var json = false
 
@@ -65,8 +81,12 @@ struct Simulate: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
-        guard count >= 1, count <= 250 else { throw ValidationError("--count must be between 1 and 250") }
-        if count > 1, IPv4.parse(bind) == nil || bind == "0.0.0.0" {
+        guard count >= 1, count <= (lan ? 250 : 20_000) else { throw ValidationError("--count must be between 1 and \(lan ? 250 : 20_000)") }
+        guard lan || cloud != nil else { throw ValidationError("--no-lan needs --cloud") }
+        if let cloud, Self.hostPort(cloud) == nil { throw ValidationError("--cloud takes HOST:PORT") }
+        if (cloud == nil) != (credentials == nil) { throw ValidationError("--cloud and --credentials go together") }
+        guard (30...1200).contains(keepAlive) else { throw ValidationError("--keep-alive is 30 to 1200 seconds") }
+        if lan, count > 1, IPv4.parse(bind) == nil || bind == "0.0.0.0" {
             throw ValidationError("--count above 1 needs a specific IPv4 --bind address (devices get consecutive addresses), e.g. --bind 127.0.0.1")
         }
         if let problem = problemWithSeconds(interval, option: "--interval", maximum: 3600) { throw ValidationError(problem) }
@@ -86,42 +106,82 @@ struct Simulate: AsyncParsableCommand {
         var logger = Logger(label: "tether.agent")
         logger.logLevel = verbose ? .debug : .info
         var generator = SplitMix64(seed: seed ?? UInt64.random(in: 0...UInt64.max))
-        var built: [LANDeviceServer] = []
+        let cloudIdentities = try credentials.map { try Self.loadCredentials($0) } ?? []
+        if cloud != nil, cloudIdentities.count < count {
+            throw ValidationError("--credentials has \(cloudIdentities.count) devices, --count asks for \(count)")
+        }
+        var devices: [VirtualDevice] = []
+        var servers: [LANDeviceServer?] = []
+        var links: [CloudLink?] = []
         for index in 0..<count {
-            let host = count == 1 ? bind : IPv4.parse(bind)!.adding(index).description
             let identity = DeviceIdentity.random(productKey: model.productKey.isEmpty ? "tether-product" : model.productKey, using: &generator)
             let device = try VirtualDevice(model: model, identity: identity, bindable: bindable, onboarding: softap)
-            let target: (host: String, port: Int)?? = announce.map { $0 == "none" ? .some(nil) : .some(Self.hostPort($0)) } ?? .none
-            let configuration = LANDeviceConfiguration(
-                host: host, udpPort: udpPort, tcpPort: tcpPort, announcementTarget: target,
-                idleTimeout: .milliseconds(Int(idleTimeout * 1000))
-            )
-            built.append(LANDeviceServer(device: device, configuration: configuration, logger: logger))
+            devices.append(device)
+            if lan {
+                let host = count == 1 ? bind : IPv4.parse(bind)!.adding(index).description
+                let target: (host: String, port: Int)?? = announce.map { $0 == "none" ? .some(nil) : .some(Self.hostPort($0)) } ?? .none
+                let configuration = LANDeviceConfiguration(
+                    host: host, udpPort: udpPort, tcpPort: tcpPort, announcementTarget: target,
+                    idleTimeout: .milliseconds(Int(idleTimeout * 1000))
+                )
+                servers.append(LANDeviceServer(device: device, configuration: configuration, logger: logger))
+            } else {
+                servers.append(nil)
+            }
+            if let cloud, let address = Self.hostPort(cloud) {
+                let credential = cloudIdentities[index]
+                let configuration = AlinkDeviceConfiguration(
+                    host: address.host, port: address.port, device: credential.device, deviceSecret: credential.secret, keepAlive: keepAlive
+                )
+                links.append(CloudLink(device: device, configuration: configuration, logger: logger))
+            } else {
+                links.append(nil)
+            }
         }
         let simulationSeed = generator.next()
-        let servers = built
         let interval = self.interval
         let json = self.json
-        try await runUntilTerminated {
+        let quiet = count > 50
+        try await runUntilTerminated { [devices, servers, links] in
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for (index, server) in servers.enumerated() {
-                    group.addTask { try await server.run() }
-                    group.addTask { await Self.report(server.device, index: index + 1) }
+                for (index, device) in devices.enumerated() {
+                    if let server = servers[index] { group.addTask { try await server.run() } }
+                    if let link = links[index] { group.addTask { await link.run() } }
+                    if !quiet { group.addTask { await Self.report(device, index: index + 1) } }
                     if interval > 0 {
-                        let simulator = DeviceSimulator(device: server.device, interval: .milliseconds(Int(interval * 1000)), seed: simulationSeed &+ UInt64(index))
+                        let simulator = DeviceSimulator(device: device, interval: .milliseconds(Int(interval * 1000)), seed: simulationSeed &+ UInt64(index))
                         group.addTask { await simulator.run() }
                     }
                 }
-                for (index, server) in servers.enumerated() {
-                    let addresses = try await server.addresses()
-                    Self.printDevice(server.device, addresses: addresses, index: index + 1, json: json)
+                for (index, device) in devices.enumerated() {
+                    let addresses = try await servers[index]?.addresses()
+                    Self.printDevice(device, addresses: addresses, cloud: links[index]?.configuration.device, index: index + 1, json: json)
                 }
                 try await group.next()
             }
         }
     }
 
-    static func printDevice(_ device: VirtualDevice, addresses: LANDeviceAddresses, index: Int, json: Bool) {
+    /// `{productKey, deviceName, deviceSecret}` objects: one, a list, or one per line.
+    static func loadCredentials(_ path: String) throws -> [(device: AlinkDeviceIdentity, secret: String)] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let values: [JSONValue]
+        if let document = try? JSONValue.parse(text) {
+            values = document.arrayValue ?? [document]
+        } else {
+            values = try text.split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }.map { try JSONValue.parse(String($0)) }
+        }
+        return try values.map { value in
+            guard let productKey = value["productKey"]?.stringValue, let deviceName = value["deviceName"]?.stringValue,
+                  let secret = value["deviceSecret"]?.stringValue
+            else {
+                throw ValidationError("each credential needs productKey, deviceName and deviceSecret")
+            }
+            return (try AlinkDeviceIdentity(productKey: productKey, deviceName: deviceName), secret)
+        }
+    }
+
+    static func printDevice(_ device: VirtualDevice, addresses: LANDeviceAddresses?, cloud: AlinkDeviceIdentity?, index: Int, json: Bool) {
         let identity = device.identity
         if json {
             var object = JSONObject()
@@ -130,12 +190,18 @@ struct Simulate: AsyncParsableCommand {
             object["mac"] = .string(identity.macString)
             object["passcode"] = .string(identity.passcode)
             object["productKey"] = .string(identity.productKey)
-            object["host"] = .string(addresses.host)
-            object["udpPort"] = .int(Int64(addresses.udpPort))
-            object["tcpPort"] = .int(Int64(addresses.tcpPort))
+            if let addresses {
+                object["host"] = .string(addresses.host)
+                object["udpPort"] = .int(Int64(addresses.udpPort))
+                object["tcpPort"] = .int(Int64(addresses.tcpPort))
+            }
+            if let cloud { object["cloudDevice"] = .string(cloud.description) }
             printJSON(.object(object))
         } else {
-            printLine("device \(index): did=\(identity.did) mac=\(identity.macString) passcode=\(identity.passcode) product=\(identity.productKey) udp=\(addresses.host):\(addresses.udpPort) tcp=\(addresses.host):\(addresses.tcpPort)")
+            var line = "device \(index): did=\(identity.did) mac=\(identity.macString) passcode=\(identity.passcode) product=\(identity.productKey)"
+            if let addresses { line += " udp=\(addresses.host):\(addresses.udpPort) tcp=\(addresses.host):\(addresses.tcpPort)" }
+            if let cloud { line += " cloud=\(cloud)" }
+            printLine(line)
         }
     }
 
@@ -152,6 +218,9 @@ struct Simulate: AsyncParsableCommand {
             case .rejectedControl(let error, let client): line = "rejected from \(client): \(error)"
             case .transparentData(let bytes, let client): line = "\(bytes.count) bytes of transparent data from \(client) (echoed)"
             case .configured(let ssid): line = "onboarded to Wi-Fi \"\(ssid)\""
+            case .cloudConnected: line = "connected to the cloud"
+            case .cloudUnreachable(let reason): line = "cloud unreachable: \(reason)"
+            case .serviceCalled(let identifier, let params): line = "service \(identifier) called by the cloud with \(params.serialized())"
             }
             printError("[device \(index)] \(line)")
         }

@@ -1,0 +1,116 @@
+public import Logging
+import NIOCore
+public import TetherAlink
+import TetherCore
+import TetherMQTT
+
+/// A virtual device's connection to a Tether cloud's gateway (Alink over MQTT): it reports its
+/// whole status when it connects and every change after that (whoever made it: the simulation,
+/// a LAN app, the cloud), applies property sets and answers service calls. The device's LAN side
+/// keeps working at the same time: one device, two paths.
+public struct CloudLink: Sendable {
+    public let device: VirtualDevice
+    public let configuration: AlinkDeviceConfiguration
+    let logger: Logger
+
+    public init(device: VirtualDevice, configuration: AlinkDeviceConfiguration, logger: Logger) {
+        self.device = device
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "alink.device"] = "\(configuration.device)"
+        self.logger = logger
+    }
+
+    /// Connects and serves until cancelled. A first connection that fails is retried with
+    /// backoff; later drops are repaired by the MQTT client itself.
+    public func run() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                try await AlinkDeviceClient.withClient(configuration: configuration, logger: logger) { client in
+                    attempt = 0
+                    device.events.yield(.cloudConnected)
+                    try await serve(client)
+                }
+            } catch where Task.isCancelled {
+                return
+            } catch {
+                logger.warning("cannot reach the cloud", metadata: ["error": "\(error)"])
+                device.events.yield(.cloudUnreachable("\(error)"))
+            }
+            attempt += 1
+            let delay = Duration.milliseconds(min(30_000, 500 << min(attempt, 6)))
+            try? await Task.sleep(for: delay * Double.random(in: 0.8...1.2))
+        }
+    }
+
+    private func serve(_ client: AlinkDeviceClient) async throws {
+        let downlinks = client.downlinks()
+        let changes = device.changes.subscribe()
+        let connections = client.mqtt.events()
+        try await post(device.status.allValues, client)
+        // Each task below runs for the connection's life; the first to end ends the link.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var reported = device.status.allValues
+                for await status in changes {
+                    let now = status.allValues
+                    let changed = now.filter { reported[$0.key] != $0.value }
+                    reported = now
+                    if !changed.isEmpty { try? await post(changed, client) }
+                }
+            }
+            group.addTask {
+                // After a reconnect the cloud may have missed changes: report everything again.
+                for await event in connections {
+                    if case .connected(_) = event { try? await post(device.status.allValues, client) }
+                }
+            }
+            group.addTask {
+                for await downlink in downlinks { await handle(downlink, client) }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func post(_ values: [String: DataValue], _ client: AlinkDeviceClient) async throws {
+        let reply = try await client.postProperties(device.model.alinkParams(values))
+        if !reply.isSuccess {
+            logger.warning("the cloud refused a report", metadata: ["code": "\(reply.code)", "message": "\(reply.message)"])
+        }
+    }
+
+    private func handle(_ downlink: AlinkDownlink, _ client: AlinkDeviceClient) async {
+        guard let request = downlink.request else { return }
+        let reply: AlinkReply
+        switch downlink.topic.topic {
+        case .propertySet:
+            let check = device.model.checkAlinkProperties(request.params)
+            if !check.accepted.isEmpty { device.applyControl(check.accepted, from: "cloud") }
+            if check.rejected.isEmpty {
+                reply = request.reply()
+            } else {
+                var refused = JSONObject()
+                for (name, error) in check.rejected { refused[name] = .string(error.message) }
+                reply = request.reply(code: 460, data: .object(refused), message: "refused: " + check.rejected.map(\.name).joined(separator: ", "))
+            }
+        case .propertyGet:
+            reply = request.reply(data: device.model.alinkParams(device.status.allValues))
+        case .service(let identifier):
+            if device.model.services.contains(where: { $0.identifier == identifier }) {
+                device.events.yield(.serviceCalled(identifier, request.params))
+                reply = request.reply()
+            } else {
+                reply = request.reply(code: 460, message: "no service \(identifier)")
+            }
+        default:
+            return
+        }
+        do {
+            try await client.reply(reply, to: downlink)
+        } catch {
+            logger.warning("cannot answer the cloud", metadata: ["error": "\(error)"])
+        }
+    }
+}
