@@ -1,0 +1,241 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Histogram
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import Synchronization
+import TetherAlink
+import TetherCore
+import TetherMQTT
+
+/// Measures a running cloud: the app's write round trip over the WebSocket (write → device →
+/// set_reply and report → s2c_noti with res_sn), property posts per second stored and answered,
+/// and the server's resident memory per connected, idle device.
+struct Run: AsyncParsableCommand {
+    @Option(help: "The file `setup` wrote.") var setup: String
+    @Option(help: "The cloud's HTTP port.") var http: Int
+    @Option(help: "The cloud's MQTT port.") var mqtt: Int
+    @Option(help: "The cloud's process id, for its memory.") var serverPid: Int32
+    @Option(help: "Write round trips to time.") var roundTrips = 500
+    @Option(help: "Round trips per second.") var rate = 50
+    @Option(help: "Devices posting properties as fast as their replies come back.") var posters = 1000
+    @Option(help: "Seconds of posting.") var duration: Double = 10
+    @Option(help: "Idle devices for the memory measurement.") var idle = 10_000
+    @Flag(help: "Print one JSON object.") var json = false
+
+    func run() async throws {
+        let document = try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: setup))))
+        let devices = try (document["devices"]?.arrayValue ?? []).map { try BenchDevice($0) }
+        guard devices.count >= max(posters + 1, idle) else { throw ValidationError("setup made \(devices.count) devices; this run needs \(max(posters + 1, idle))") }
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        let appID = document["appId"]?.stringValue ?? ""
+
+        let roundTrip = try await measureRoundTrips(appID: appID, device: devices[0], logger: logger)
+        let posting = try await measurePosts(Array(devices[1...posters]), logger: logger)
+        let memory = try await measureMemory(Array(devices.prefix(idle)), logger: logger)
+
+        let report: JSONValue = [
+            "writeRoundTripMicroseconds": ["p50": .int(Int64(roundTrip.valueAtPercentile(50))), "p99": .int(Int64(roundTrip.valueAtPercentile(99))), "max": .int(Int64(roundTrip.max)), "count": .int(Int64(roundTrip.totalCount))],
+            "posts": ["devices": .int(Int64(posters)), "seconds": .double(duration), "stored": .int(Int64(posting.stored)), "perSecond": .double(Double(posting.stored) / duration),
+                      "errors": .int(Int64(posting.errors)), "replyP50Microseconds": .int(Int64(posting.latency.valueAtPercentile(50))), "replyP99Microseconds": .int(Int64(posting.latency.valueAtPercentile(99)))],
+            "memory": ["devices": .int(Int64(memory.devices)), "serverRSSBeforeKiB": .int(memory.before), "serverRSSAfterKiB": .int(memory.after),
+                       "perDeviceKiB": .double(Double(memory.after - memory.before) / Double(max(memory.devices, 1)))],
+        ]
+        if json {
+            print(report.serialized(pretty: true))
+        } else {
+            print(report.serialized(pretty: true))
+        }
+    }
+
+    // MARK: Write round trip
+
+    private func measureRoundTrips(appID: String, device: BenchDevice, logger: Logger) async throws -> Histogram<UInt64> {
+        let session = try await registerAndBind(appID: appID, device: device)
+        let histogram = Mutex(Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three))
+        try await AlinkDeviceClient.withClient(configuration: device.configuration(port: mqtt), logger: logger) { client in
+            let downlinks = client.downlinks()
+            let responder = Task {
+                for await downlink in downlinks {
+                    guard let request = downlink.request, case .propertySet = downlink.topic.topic else { continue }
+                    try? await client.reply(request.reply(), to: downlink)
+                    _ = try? await client.postProperties(request.params)
+                }
+            }
+            defer { responder.cancel() }
+            let waiting = Mutex<[Int: (ContinuousClock.Instant, CheckedContinuation<Void, Never>)]>([:])
+            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(http)/ws/app/v1", logger: logger) { inbound, outbound, _ in
+                try await outbound.write(.text(JSONValue.object(["cmd": "login_req", "data": [
+                    "appid": .string(appID), "uid": .string(session.uid), "token": .string(session.token), "auto_subscribe": true,
+                ]]).serialized()))
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        // Wait for the subscription, then write at a fixed rate.
+                        try await Task.sleep(for: .milliseconds(500))
+                        for sn in 1...roundTrips {
+                            let started = ContinuousClock.now
+                            await withCheckedContinuation { continuation in
+                                waiting.withLock { $0[sn] = (started, continuation) }
+                                Task {
+                                    try? await outbound.write(.text(JSONValue.object([
+                                        "cmd": "c2s_write", "req_sn": .int(Int64(sn)),
+                                        "data": ["did": .string(device.did), "attrs": ["Brightness": .int(Int64(sn % 101))]],
+                                    ]).serialized()))
+                                }
+                            }
+                            let pause = Duration.seconds(1.0 / Double(rate)) - (ContinuousClock.now - started)
+                            if pause > .zero { try await Task.sleep(for: pause) }
+                        }
+                        try await outbound.close(.normalClosure, reason: nil)
+                    }
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        guard case .text(let text) = message, let frame = try? JSONValue.parse(text),
+                              frame["cmd"] == "s2c_noti", case .int(let sn)? = frame["res_sn"],
+                              let (started, continuation) = waiting.withLock({ $0.removeValue(forKey: Int(sn)) })
+                        else { continue }
+                        let elapsed = ContinuousClock.now - started
+                        histogram.withLock { _ = $0.record(UInt64(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)) }
+                        continuation.resume()
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+        return histogram.withLock { $0 }
+    }
+
+    private func registerAndBind(appID: String, device: BenchDevice) async throws -> (uid: String, token: String) {
+        let base = "http://127.0.0.1:\(http)"
+        let user: JSONValue = ["username": .string("bench\(UInt32.random(in: 0...UInt32.max))"), "password": "Passw0rd!"]
+        let registered = try await Self.post(base + "/app/users", user, headers: ["X-Gizwits-Application-Id": appID])
+        guard let uid = registered["uid"]?.stringValue, let token = registered["token"]?.stringValue else {
+            throw ValidationError("registration failed: \(registered.serialized())")
+        }
+        let bound = try await Self.post(base + "/app/bindings", ["devices": [["did": .string(device.did), "passcode": .string(device.passcode)]]],
+                                        headers: ["X-Gizwits-Application-Id": appID, "X-Gizwits-User-token": token])
+        guard bound["success"]?.arrayValue?.count == 1 else { throw ValidationError("binding failed: \(bound.serialized())") }
+        return (uid, token)
+    }
+
+    static func post(_ url: String, _ body: JSONValue, headers: [String: String]) async throws -> JSONValue {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(string: body.serialized()))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        return try JSONValue.parse(Array(try await response.body.collect(upTo: 1 << 20).readableBytesView))
+    }
+
+    // MARK: Posts per second
+
+    private func measurePosts(_ devices: [BenchDevice], logger: Logger) async throws -> (stored: Int, errors: Int, latency: Histogram<UInt64>) {
+        let stored = Atomic<Int>(0)
+        let errors = Atomic<Int>(0)
+        let histogram = Mutex(Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three))
+        let connected = Atomic<Int>(0)
+        let start = AsyncPromise<ContinuousClock.Instant, Never>()
+        let deadline = Mutex<ContinuousClock.Instant?>(nil)
+        let mqtt = self.mqtt
+        let duration = self.duration
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for device in devices {
+                group.addTask {
+                    try await AlinkDeviceClient.withClient(configuration: device.configuration(port: mqtt, replyTimeout: .seconds(30)), logger: logger) { client in
+                        if connected.add(1, ordering: .relaxed).newValue == devices.count {
+                            let now = ContinuousClock.now
+                            deadline.withLock { $0 = now + .seconds(duration) }
+                            start.resolve(.success(now))
+                        }
+                        _ = await start.result()
+                        var value: Int64 = 0
+                        while let end = deadline.withLock({ $0 }), ContinuousClock.now < end {
+                            value = (value + 1) % 101
+                            let sent = ContinuousClock.now
+                            do {
+                                let reply = try await client.postProperties(["Brightness": .int(value)])
+                                guard ContinuousClock.now <= end else { break }
+                                if reply.isSuccess {
+                                    stored.add(1, ordering: .relaxed)
+                                    let elapsed = ContinuousClock.now - sent
+                                    histogram.withLock { _ = $0.record(UInt64(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)) }
+                                } else {
+                                    errors.add(1, ordering: .relaxed)
+                                }
+                            } catch {
+                                errors.add(1, ordering: .relaxed)
+                            }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        return (stored.load(ordering: .relaxed), errors.load(ordering: .relaxed), histogram.withLock { $0 })
+    }
+
+    // MARK: Memory per device
+
+    private func measureMemory(_ devices: [BenchDevice], logger: Logger) async throws -> (devices: Int, before: Int64, after: Int64) {
+        try await Task.sleep(for: .seconds(2))
+        let before = Self.residentKiB(serverPid)
+        let connected = Atomic<Int>(0)
+        let release = AsyncPromise<Void, Never>()
+        let mqtt = self.mqtt
+        var after: Int64 = 0
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, device) in devices.enumerated() {
+                // Connect in waves, as a fleet coming online would, not all in one burst.
+                if index % 200 == 199 { try await Task.sleep(for: .milliseconds(50)) }
+                group.addTask {
+                    try await MQTTClient.withClient(configuration: device.idleConfiguration(port: mqtt), logger: logger) { _ in
+                        connected.add(1, ordering: .relaxed)
+                        _ = await release.result()
+                    }
+                }
+            }
+            while connected.load(ordering: .relaxed) < devices.count { try await Task.sleep(for: .milliseconds(100)) }
+            try await Task.sleep(for: .seconds(3))
+            after = Self.residentKiB(serverPid)
+            release.resolve(.success(()))
+            try await group.waitForAll()
+        }
+        return (devices.count, before, after)
+    }
+
+    static func residentKiB(_ pid: Int32) -> Int64 {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return 0 }
+        return Int64(line.split(separator: " ").dropFirst().first.map(String.init) ?? "0") ?? 0
+    }
+}
+
+/// One device of the setup file.
+struct BenchDevice: Sendable {
+    var did: String
+    var passcode: String
+    var identity: AlinkDeviceIdentity
+    var secret: String
+
+    init(_ json: JSONValue) throws {
+        did = json["did"]?.stringValue ?? ""
+        passcode = json["passcode"]?.stringValue ?? ""
+        identity = try AlinkDeviceIdentity(productKey: json["productKey"]?.stringValue ?? "", deviceName: json["deviceName"]?.stringValue ?? "")
+        secret = json["deviceSecret"]?.stringValue ?? ""
+    }
+
+    func configuration(port: Int, replyTimeout: Duration = .seconds(10)) -> AlinkDeviceConfiguration {
+        AlinkDeviceConfiguration(host: "127.0.0.1", port: port, device: identity, deviceSecret: secret, keepAlive: 1200, replyTimeout: replyTimeout, reconnect: nil)
+    }
+
+    /// A signed connection that only keeps its session: no subscriptions, no traffic.
+    func idleConfiguration(port: Int) -> MQTTClientConfiguration {
+        var configuration = self.configuration(port: port).mqtt
+        configuration.connectTimeout = .seconds(60)
+        return configuration
+    }
+}
