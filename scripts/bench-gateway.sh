@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 # Every connection is a file descriptor on both sides.
-ulimit -n 65536
+ulimit -n "$(ulimit -Hn)"
 swift build -c release --package-path Cloud --product tether-cloud >&2
 swift build -c release --package-path Benchmarks --product tether-cloud-benchmarks >&2
 cloud="$(swift build -c release --package-path Cloud --show-bin-path)/tether-cloud"

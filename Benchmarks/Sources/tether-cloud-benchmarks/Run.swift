@@ -5,6 +5,8 @@ import Histogram
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOHTTP1
+import NIOWebSocket
 import Synchronization
 import TetherAlink
 import TetherCore
@@ -55,7 +57,7 @@ struct Run: AsyncParsableCommand {
 
     private func measureRoundTrips(appID: String, device: BenchDevice, logger: Logger) async throws -> Histogram<UInt64> {
         let session = try await registerAndBind(appID: appID, device: device)
-        let histogram = Mutex(Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three))
+        let histogram = Locked(Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three))
         try await AlinkDeviceClient.withClient(configuration: device.configuration(port: mqtt), logger: logger) { client in
             let downlinks = client.downlinks()
             let responder = Task {
@@ -66,7 +68,7 @@ struct Run: AsyncParsableCommand {
                 }
             }
             defer { responder.cancel() }
-            let waiting = Mutex<[Int: (ContinuousClock.Instant, CheckedContinuation<Void, Never>)]>([:])
+            let waiting = Locked<[Int: (ContinuousClock.Instant, CheckedContinuation<Void, Never>)]>([:])
             try await WebSocketClient.connect(url: "ws://127.0.0.1:\(http)/ws/app/v1", logger: logger) { inbound, outbound, _ in
                 try await outbound.write(.text(JSONValue.object(["cmd": "login_req", "data": [
                     "appid": .string(appID), "uid": .string(session.uid), "token": .string(session.token), "auto_subscribe": true,
@@ -133,19 +135,19 @@ struct Run: AsyncParsableCommand {
     // MARK: Posts per second
 
     private func measurePosts(_ devices: [BenchDevice], logger: Logger) async throws -> (stored: Int, errors: Int, latency: Histogram<UInt64>) {
-        let stored = Atomic<Int>(0)
-        let errors = Atomic<Int>(0)
-        let histogram = Mutex(Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three))
-        let connected = Atomic<Int>(0)
+        let stored = Locked(0)
+        let errors = Locked(0)
+        let histogram = Locked(Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three))
+        let connected = Locked(0)
         let start = AsyncPromise<ContinuousClock.Instant, Never>()
-        let deadline = Mutex<ContinuousClock.Instant?>(nil)
+        let deadline = Locked<ContinuousClock.Instant?>(nil)
         let mqtt = self.mqtt
         let duration = self.duration
         try await withThrowingTaskGroup(of: Void.self) { group in
             for device in devices {
                 group.addTask {
                     try await AlinkDeviceClient.withClient(configuration: device.configuration(port: mqtt, replyTimeout: .seconds(30)), logger: logger) { client in
-                        if connected.add(1, ordering: .relaxed).newValue == devices.count {
+                        if connected.withLock({ $0 += 1; return $0 }) == devices.count {
                             let now = ContinuousClock.now
                             deadline.withLock { $0 = now + .seconds(duration) }
                             start.resolve(.success(now))
@@ -159,14 +161,14 @@ struct Run: AsyncParsableCommand {
                                 let reply = try await client.postProperties(["Brightness": .int(value)])
                                 guard ContinuousClock.now <= end else { break }
                                 if reply.isSuccess {
-                                    stored.add(1, ordering: .relaxed)
+                                    stored.withLock { $0 += 1 }
                                     let elapsed = ContinuousClock.now - sent
                                     histogram.withLock { _ = $0.record(UInt64(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)) }
                                 } else {
-                                    errors.add(1, ordering: .relaxed)
+                                    errors.withLock { $0 += 1 }
                                 }
                             } catch {
-                                errors.add(1, ordering: .relaxed)
+                                errors.withLock { $0 += 1 }
                             }
                         }
                     }
@@ -174,7 +176,7 @@ struct Run: AsyncParsableCommand {
             }
             try await group.waitForAll()
         }
-        return (stored.load(ordering: .relaxed), errors.load(ordering: .relaxed), histogram.withLock { $0 })
+        return (stored.withLock { $0 }, errors.withLock { $0 }, histogram.withLock { $0 })
     }
 
     // MARK: Memory per device
@@ -182,7 +184,7 @@ struct Run: AsyncParsableCommand {
     private func measureMemory(_ devices: [BenchDevice], logger: Logger) async throws -> (devices: Int, before: Int64, after: Int64) {
         try await Task.sleep(for: .seconds(2))
         let before = Self.residentKiB(serverPid)
-        let connected = Atomic<Int>(0)
+        let connected = Locked(0)
         let release = AsyncPromise<Void, Never>()
         let mqtt = self.mqtt
         var after: Int64 = 0
@@ -192,12 +194,12 @@ struct Run: AsyncParsableCommand {
                 if index % 200 == 199 { try await Task.sleep(for: .milliseconds(50)) }
                 group.addTask {
                     try await MQTTClient.withClient(configuration: device.idleConfiguration(port: mqtt), logger: logger) { _ in
-                        connected.add(1, ordering: .relaxed)
+                        connected.withLock { $0 += 1 }
                         _ = await release.result()
                     }
                 }
             }
-            while connected.load(ordering: .relaxed) < devices.count { try await Task.sleep(for: .milliseconds(100)) }
+            while connected.withLock({ $0 }) < devices.count { try await Task.sleep(for: .milliseconds(100)) }
             try await Task.sleep(for: .seconds(3))
             after = Self.residentKiB(serverPid)
             release.resolve(.success(()))
@@ -238,4 +240,11 @@ struct BenchDevice: Sendable {
         configuration.connectTimeout = .seconds(60)
         return configuration
     }
+}
+
+/// A value shared between tasks.
+final class Locked<Value: Sendable>: Sendable {
+    private let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { value.withLock { body(&$0) } }
 }

@@ -108,6 +108,8 @@ public final class DeviceGateway: Service, Sendable {
 
     private func processPresence() async {
         for await change in presence.stream {
+            // At shutdown, leave() records every device of this node as offline at once.
+            if Task.isCancelled { return }
             guard let did = change.principal.attributes[DeviceAuthenticator.Attribute.did] else { continue }
             do {
                 if change.principal.attributes[DeviceAuthenticator.Attribute.registration] != nil {
