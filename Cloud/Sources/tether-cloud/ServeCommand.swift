@@ -83,7 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
                 gateway.tlsPort = mqttsPort
                 gateway.tls = TLSConfiguration.makeServerConfiguration(
                     certificateChain: try NIOSSLCertificate.fromPEMFile(tlsCertificate).map { .certificate($0) },
-                    privateKey: .file(tlsKey)
+                    privateKey: .privateKey(try NIOSSLPrivateKey(file: tlsKey, format: .pem))
                 )
             }
             configuration.gateway = gateway

@@ -28,10 +28,12 @@ struct AgentCloudTests {
             let link = CloudLink(device: device, configuration: try GatewayFixtures.configuration(cloud, created), logger: GatewayFixtures.quietLogger)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await lan.run() }
-                group.addTask { await link.run() }
                 defer { group.cancelAll() }
                 let addresses = try await lan.addresses()
                 try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
+                    _ = try await app.next("subscribe_res")
+                    let linked = Task { await link.run() }
+                    defer { linked.cancel() }
                     // On connecting, the device reports its whole status.
                     let first = try await app.next("s2c_noti") { $0["data"]?["attrs"]?["Brightness"] != nil }
                     #expect(first["data"]?["attrs"]?["LightSwitch"] == false)

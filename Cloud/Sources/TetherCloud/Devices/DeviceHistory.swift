@@ -13,23 +13,39 @@ public struct DeviceHistory: Sendable {
         case online = "dev_online", reOnline = "dev_re_online", offline = "dev_offline"
     }
 
-    /// Merges reported values into the device's latest status and returns the whole status.
-    func mergeStatus(did: String, attrs: JSONObject, atMs: Int64) async throws -> JSONObject {
-        try await database.transaction { transaction -> JSONObject in
-            var status = JSONObject()
-            if let row = try await transaction.first("SELECT attrs FROM device_status WHERE did = $1", .text(did)),
-               let stored = try? JSONValue.parse(try row.text("attrs")).objectValue {
-                status = stored
+    /// Stores many reports in one transaction, in order: each device's latest status merged
+    /// with what it reported, and one log row per report. Returns each device's whole status.
+    func storeReports(_ reports: [(did: String, attrs: JSONObject)], atMs: Int64) async throws -> [String: JSONObject] {
+        guard !reports.isEmpty else { return [:] }
+        return try await database.transaction { transaction -> [String: JSONObject] in
+            var statuses: [String: JSONObject] = [:]
+            for report in reports {
+                var status: JSONObject
+                if let known = statuses[report.did] {
+                    status = known
+                } else if let row = try await transaction.first("SELECT attrs FROM device_status WHERE did = $1", .text(report.did)),
+                          let stored = try? JSONValue.parse(try row.text("attrs")).objectValue {
+                    status = stored
+                } else {
+                    status = JSONObject()
+                }
+                for key in report.attrs.keys { status[key] = report.attrs[key] }
+                statuses[report.did] = status
+                try await transaction.query(
+                    "INSERT INTO device_log (did, kind, at_ms, body) VALUES ($1, $2, $3, $4)",
+                    .text(report.did), .text(Kind.deviceToApp.rawValue), .int(atMs), .text(JSONValue.object(report.attrs).serialized())
+                )
             }
-            for key in attrs.keys { status[key] = attrs[key] }
-            try await transaction.query(
-                """
-                INSERT INTO device_status (did, attrs, updated_ms) VALUES ($1, $2, $3)
-                ON CONFLICT (did) DO UPDATE SET attrs = excluded.attrs, updated_ms = excluded.updated_ms
-                """,
-                .text(did), .text(JSONValue.object(status).serialized()), .int(atMs)
-            )
-            return status
+            for (did, status) in statuses {
+                try await transaction.query(
+                    """
+                    INSERT INTO device_status (did, attrs, updated_ms) VALUES ($1, $2, $3)
+                    ON CONFLICT (did) DO UPDATE SET attrs = excluded.attrs, updated_ms = excluded.updated_ms
+                    """,
+                    .text(did), .text(JSONValue.object(status).serialized()), .int(atMs)
+                )
+            }
+            return statuses
         }
     }
 

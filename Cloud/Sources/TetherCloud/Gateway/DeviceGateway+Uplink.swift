@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import Synchronization
 import TetherAlink
 import TetherCore
 import TetherMQTT
@@ -8,9 +9,91 @@ import TetherMQTT
 extension DeviceGateway {
     typealias Attribute = DeviceAuthenticator.Attribute
 
+    /// Takes what devices sent in batches; runs of property posts are stored in one transaction
+    /// (one commit for many posts), everything else one by one, all in arrival order.
     func processUplinks() async {
-        for await uplink in uplinkStream {
-            await process(uplink)
+        while let batch = await uplinks.next(maximum: 512) {
+            var index = 0
+            while index < batch.count {
+                guard Self.isPropertyPost(batch[index]) else {
+                    await process(batch[index])
+                    index += 1
+                    continue
+                }
+                var end = index + 1
+                while end < batch.count, Self.isPropertyPost(batch[end]) { end += 1 }
+                await propertyPosts(batch[index..<end])
+                index = end
+            }
+        }
+    }
+
+    private static func isPropertyPost(_ uplink: Uplink) -> Bool {
+        uplink.message.topic.hasSuffix("/thing/event/property/post") && uplink.message.topic.hasPrefix("/sys/")
+    }
+
+    /// A run of property posts: each checked against its model, the good points of all stored
+    /// in one transaction, then each pushed to apps and answered (200, or 460 naming the
+    /// refused points).
+    private func propertyPosts(_ run: ArraySlice<Uplink>) async {
+        struct Post {
+            var request: AlinkRequest
+            var did: String
+            var topic: AlinkDeviceTopic
+            var principal: MQTTPrincipal
+            var accepted: JSONObject
+            var rejected: [(name: String, error: TetherError)]
+        }
+        var posts: [Post] = []
+        for uplink in run {
+            guard let topic = AlinkDeviceTopic(parsing: uplink.message.topic),
+                  let did = uplink.publisher.attributes[Attribute.did],
+                  let productKey = uplink.publisher.attributes[Attribute.productKey]
+            else { continue }
+            do {
+                let request = try AlinkRequest(parsing: uplink.message.payload.readableBytesView)
+                let model = try await catalogue.model(productKey)
+                let check = model.checkAlinkProperties(request.params)
+                posts.append(Post(request: request, did: did, topic: topic, principal: uplink.publisher, accepted: model.appJSON(check.accepted), rejected: check.rejected))
+            } catch let error as TetherError where error.code == .malformedPayload {
+                // Nothing to answer without a request id; the device and its connection carry on.
+                metrics.uplink(processed: false)
+                logger.info("malformed device message", metadata: ["did": "\(did)", "mqtt.topic": "\(uplink.message.topic)", "error": "\(error.message)"])
+            } catch {
+                logger.error("device message could not be processed", metadata: ["did": "\(did)", "error": "\(error)"])
+            }
+        }
+        guard !posts.isEmpty else { return }
+        let now = Clock.unixMilliseconds()
+        let statuses: [String: JSONObject]
+        do {
+            statuses = try await history.storeReports(posts.filter { !$0.accepted.isEmpty }.map { (did: $0.did, attrs: $0.accepted) }, atMs: now)
+        } catch {
+            logger.error("device reports could not be stored", metadata: ["count": "\(posts.count)", "error": "\(error)"])
+            for post in posts { answer(post.request.reply(code: AlinkCodes.serverError, message: "the report could not be stored"), topic: post.topic, to: post.principal) }
+            return
+        }
+        for post in posts {
+            if !post.accepted.isEmpty { await bus.publish(.status(did: post.did, attrs: .object(post.accepted), atMs: now)) }
+            var reply = post.request.reply()
+            if !post.rejected.isEmpty {
+                var refused = JSONObject()
+                for (name, error) in post.rejected { refused[name] = .string(error.message) }
+                reply = post.request.reply(
+                    code: AlinkCodes.invalidParameter, data: .object(refused),
+                    message: "\(post.rejected.count) of \(post.rejected.count + post.accepted.count) properties refused: " + post.rejected.map(\.name).joined(separator: ", ")
+                )
+            }
+            answer(reply, topic: post.topic, to: post.principal)
+            metrics.uplink(processed: true)
+        }
+        let candidates = awaitingApplication.withLock { $0 }.intersection(statuses.keys)
+        for did in candidates {
+            do {
+                try await markApplied(did: did, status: statuses[did]!, reportedMs: now)
+            } catch {
+                logger.error("applied commands could not be recorded", metadata: ["did": "\(did)", "error": "\(error)"])
+            }
         }
     }
 
@@ -23,8 +106,6 @@ extension DeviceGateway {
         let bytes = uplink.message.payload.readableBytesView
         do {
             switch topic.topic {
-            case .propertyPost:
-                try await propertyPost(AlinkRequest(parsing: bytes), did: did, productKey: productKey, topic: topic, to: principal)
             case .eventPost(let identifier):
                 try await eventPost(AlinkRequest(parsing: bytes), identifier: identifier, did: did, productKey: productKey, topic: topic, to: principal)
             case .propertySetReply, .serviceReply:
@@ -46,37 +127,6 @@ extension DeviceGateway {
         } catch {
             logger.error("device message could not be processed", metadata: ["did": "\(did)", "mqtt.topic": "\(uplink.message.topic)", "error": "\(error)"])
         }
-    }
-
-    /// Checks each property against the model, keeps the good ones (latest status, log, apps),
-    /// and answers with 200, or 460 naming the refused ones.
-    private func propertyPost(_ request: AlinkRequest, did: String, productKey: String, topic: AlinkDeviceTopic, to principal: MQTTPrincipal) async throws {
-        let model = try await catalogue.model(productKey)
-        let check = model.checkAlinkProperties(request.params)
-        let now = Clock.unixMilliseconds()
-        var reply = request.reply()
-        do {
-            if !check.accepted.isEmpty {
-                let attrs = model.appJSON(check.accepted)
-                let status = try await history.mergeStatus(did: did, attrs: attrs, atMs: now)
-                try await history.log(did: did, kind: .deviceToApp, atMs: now, body: .object(attrs))
-                await bus.publish(.status(did: did, attrs: .object(attrs), atMs: now))
-                try await markApplied(did: did, status: status, reportedMs: now)
-            }
-            if !check.rejected.isEmpty {
-                var refused = JSONObject()
-                for (name, error) in check.rejected { refused[name] = .string(error.message) }
-                reply = request.reply(
-                    code: AlinkCodes.invalidParameter, data: .object(refused),
-                    message: "\(check.rejected.count) of \(check.rejected.count + check.accepted.count) properties refused: " + check.rejected.map(\.name).joined(separator: ", ")
-                )
-            }
-        } catch {
-            reply = request.reply(code: AlinkCodes.serverError, message: "the report could not be stored")
-            answer(reply, topic: topic, to: principal)
-            throw error
-        }
-        answer(reply, topic: topic, to: principal)
     }
 
     private func eventPost(_ request: AlinkRequest, identifier: String, did: String, productKey: String, topic: AlinkDeviceTopic, to principal: MQTTPrincipal) async throws {
@@ -118,7 +168,9 @@ extension DeviceGateway {
 
     /// Commands whose every written value the device now reports are applied.
     private func markApplied(did: String, status: JSONObject, reportedMs: Int64) async throws {
-        for command in try await ledger.awaitingApplication(did: did) where (command.sentMs ?? .max) <= reportedMs {
+        let awaiting = try await ledger.awaitingApplication(did: did)
+        if awaiting.isEmpty { _ = awaitingApplication.withLock { $0.remove(did) } }
+        for command in awaiting where (command.sentMs ?? .max) <= reportedMs {
             let written = command.attrs
             guard written.keys.allSatisfy({ status[$0] == written[$0] }) else { continue }
             if let applied = try await ledger.move(command.id, from: [.sent, .acknowledged], to: .applied) {

@@ -1,6 +1,7 @@
 public import Logging
 public import NIOCore
 import NIOSSL
+import Synchronization
 public import ServiceLifecycle
 import TetherAlink
 import TetherCore
@@ -22,7 +23,9 @@ public final class DeviceGateway: Service, Sendable {
     let metrics: CloudMetrics
     let logger: Logger
     private let presence: (stream: AsyncStream<PresenceChange>, continuation: AsyncStream<PresenceChange>.Continuation)
-    private let uplinks: (stream: AsyncStream<Uplink>, continuation: AsyncStream<Uplink>.Continuation)
+    let uplinks = UplinkQueue<Uplink>(capacity: 50_000)
+    /// Devices this node sent attrs commands to whose reports may show them applied.
+    let awaitingApplication = Mutex<Set<String>>([])
 
     struct Uplink: Sendable {
         var message: MQTTMessage
@@ -41,9 +44,6 @@ public final class DeviceGateway: Service, Sendable {
         self.logger = logger
         // Presence changes are a few bytes, two per connection: never dropped.
         presence = AsyncStream.makeStream(of: PresenceChange.self, bufferingPolicy: .unbounded)
-        // Device messages wait here for storage; beyond this many the newest are dropped
-        // (counted) rather than growing without bound. Devices see no reply and post again.
-        uplinks = AsyncStream.makeStream(of: Uplink.self, bufferingPolicy: .bufferingOldest(50_000))
         let authenticator = DeviceAuthenticator(database: database, configuration: configuration, logger: logger)
         var brokerConfiguration = MQTTBrokerConfiguration()
         brokerConfiguration.maximumQoS = .atLeastOnce
@@ -53,8 +53,6 @@ public final class DeviceGateway: Service, Sendable {
             logger: logger
         )
     }
-
-    var uplinkStream: AsyncStream<Uplink> { uplinks.stream }
 
     /// The addresses the gateway listens on, once it does.
     public func addresses() async throws -> [SocketAddress] { try await broker.addresses() }
@@ -69,12 +67,13 @@ public final class DeviceGateway: Service, Sendable {
             wanted.append(try .tls(host: bindAddress, port: port, configuration: tls))
         }
         let listeners = wanted
-        let continuation = uplinks.continuation
+        let queue = uplinks
         let metrics = self.metrics
         let observation = try broker.observe("/sys/#") { message, publisher in
-            // What the cloud itself sends down has no publisher.
+            // What the cloud itself sends down has no publisher. Beyond the queue's capacity the
+            // newest messages are dropped (counted): devices see no reply and post again.
             guard let publisher else { return }
-            if case .dropped = continuation.yield(Uplink(message: message, publisher: publisher)) { metrics.uplinkDropped() }
+            if !queue.push(Uplink(message: message, publisher: publisher)) { metrics.uplinkDropped() }
         }
         defer { observation.cancel() }
         let events = bus.events()
@@ -208,6 +207,7 @@ public final class DeviceGateway: Service, Sendable {
             message = MQTTMessage(topic: AlinkDeviceTopic(device: identity, topic: .downRaw).name, payload: ByteBuffer(bytes: bytes), qos: .atLeastOnce)
         }
         guard let sent = try await ledger.move(command.id, from: [.accepted, .queued], to: .sent) else { return }
+        if command.kind == .attrs { _ = awaitingApplication.withLock { $0.insert(command.did) } }
         guard broker.send(message, toClientID: device.clientID) else {
             if let failed = try await ledger.move(command.id, from: [.sent], to: .failed, message: "the device disconnected before the command was sent") {
                 await bus.publish(.command(failed.update))
@@ -280,6 +280,6 @@ public final class DeviceGateway: Service, Sendable {
             logger.warning("could not record the gateway's devices as offline", metadata: ["error": "\(error)"])
         }
         presence.continuation.finish()
-        uplinks.continuation.finish()
+        uplinks.finish()
     }
 }
