@@ -39,10 +39,9 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     private var inbound: ByteBuffer?
     /// Deliveries routed from this client's publications, queued in batches (see ``commitDeliveries()``).
     private var outbox: [BrokerCore.Delivery] = []
-    /// Keep-alive: the last time anything arrived, and the timer that checks it (cheaper per
-    /// connection than an IdleStateHandler in the pipeline).
-    private var lastRead = NIODeadline.now()
-    private var keepAliveTimer: Scheduled<Void>?
+    /// Keep-alive: the last time anything arrived, checked by the event loop's sweeper.
+    private(set) var lastRead = NIODeadline.now()
+    private var keepAliveSweeper: KeepAliveSweeper?
     /// Unknown until CONNECT.
     private var decodingVersion: MQTTVersion?
 
@@ -158,20 +157,10 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         close(reason: error.reasonCode ?? .malformedPacket)
     }
 
-    /// Closes the connection when nothing arrived for `timeout` (1.5 × the client's keep-alive).
-    private func scheduleKeepAliveCheck(after delay: TimeAmount, timeout: TimeAmount) {
-        guard let context else { return }
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        keepAliveTimer = context.eventLoop.scheduleTask(in: delay) {
-            let handler = bound.value
-            let silent = NIODeadline.now() - handler.lastRead
-            if silent >= timeout {
-                handler.closeReason = .keepAliveTimeout
-                handler.close(reason: .keepAliveTimeout)
-            } else {
-                handler.scheduleKeepAliveCheck(after: timeout - silent, timeout: timeout)
-            }
-        }
+    /// Nothing arrived for 1.5 × the client's keep-alive (called by the loop's sweeper).
+    func keepAliveExpired() {
+        closeReason = .keepAliveTimeout
+        close(reason: .keepAliveTimeout)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -224,7 +213,9 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         connectTimeout?.cancel()
-        keepAliveTimer?.cancel()
+        connectTimeout = nil
+        keepAliveSweeper?.forget(self)
+        keepAliveSweeper = nil
         let wasConnected: Bool
         if case .connected = phase { wasConnected = true } else { wasConnected = false }
         phase = .closed
@@ -268,8 +259,9 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     }
 
     private func completeConnect(_ result: MQTTAuthentication) {
-        guard case .authenticating(let connect, let pending) = phase, context != nil else { return }
+        guard case .authenticating(let connect, let pending) = phase, let context else { return }
         connectTimeout?.cancel()
+        connectTimeout = nil
         var principal: MQTTPrincipal
         switch result {
         case .refused(let code):
@@ -301,7 +293,9 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         }
         if connect.keepAlive > 0 {
             let timeout = TimeAmount.nanoseconds(Int64(Double(connect.keepAlive) * core.configuration.keepAliveFactor * 1e9))
-            scheduleKeepAliveCheck(after: timeout, timeout: timeout)
+            let sweeper = core.keepAliveSweepers.sweeper(for: context.eventLoop)
+            sweeper.watch(self, timeout: timeout)
+            keepAliveSweeper = sweeper
         }
         let opened = core.openSession(connect: connect, clientID: clientID, principal: principal, connection: reference!)
         session = opened.session

@@ -12,6 +12,7 @@ final class BrokerCore: Sendable {
     let persistence: any MQTTBrokerPersistence
     let logger: Logger
     let events = Broadcast<MQTTBrokerEvent>(bufferSize: 4096)
+    let keepAliveSweepers = KeepAliveSweepers()
 
     /// Only touched with `state`'s lock held, which is what makes it safe to share.
     struct State: @unchecked Sendable {

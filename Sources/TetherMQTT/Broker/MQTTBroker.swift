@@ -139,6 +139,9 @@ public final class MQTTBroker: Sendable {
             // One read per connection per event-loop turn: with many publishers on a loop, the
             // drains of their subscribers get their turn in between (fairness under load).
             .childChannelOption(.maxMessagesPerRead, value: 1)
+            // Each connection keeps its receive buffer between reads. An idle client needs a few
+            // hundred bytes; the allocator grows the buffer for busy ones (up to 64 KiB).
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65_536))
             .bind(host: listener.host, port: listener.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let isSecure = listener.isSecure
