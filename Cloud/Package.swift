@@ -96,6 +96,7 @@ let package = Package(
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "TetherMQTT", package: "Tether"),
                 .product(name: "TetherAlink", package: "Tether"),
                 .product(name: "TetherAgent", package: "Tether"),

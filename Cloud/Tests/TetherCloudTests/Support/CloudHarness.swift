@@ -20,6 +20,8 @@ struct CloudHarness: Sendable {
     let httpPort: Int
     /// The device gateway's MQTT port, when the harness runs one.
     let mqttPort: Int?
+    /// Its MQTT over TLS port, when the gateway has a TLS listener.
+    let mqttTLSPort: Int?
 
     /// Policies that keep tests fast: cheapest bcrypt, no login delays.
     static var testPolicy: AccountPolicy {
@@ -69,10 +71,11 @@ struct CloudHarness: Sendable {
         return try await application.test(.live) { client in
             let document = try await client.execute(uri: "/openapi.json", method: .get)
             let validator = SchemaValidator(document: try JSONValue.parse(String(buffer: document.body)))
-            let mqttPort = try await node.gateway?.addresses().first?.port
+            let gatewayAddresses = try await node.gateway?.addresses() ?? []
             return try await body(CloudHarness(
                 database: database, admin: admin, app: app, client: client, validator: validator, node: node,
-                httpPort: client.port ?? 0, mqttPort: mqttPort
+                httpPort: client.port ?? 0, mqttPort: gatewayAddresses.first?.port,
+                mqttTLSPort: gateway?.tls == nil ? nil : gatewayAddresses.dropFirst().first?.port
             ))
         }
     }
