@@ -66,9 +66,7 @@ struct GatewayExtrasTests {
     @Test("transparent data: c2s_raw reaches the device on down_raw, up_raw reaches the app as s2c_raw")
     func rawData() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let device = try await GatewayFixtures.device(cloud, product: product)
-            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             try await GatewayFixtures.withDevice(cloud, device) { client in
                 let downlinks = client.downlinks()
                 try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
@@ -90,9 +88,7 @@ struct GatewayExtrasTests {
     @Test("unbinding is pushed to the user's sessions as s2c_binding_changed, and ends the subscription")
     func bindingChanged() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let device = try await GatewayFixtures.device(cloud, product: product)
-            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
                 _ = try await app.next("subscribe_res")
                 let answer = try await cloud.call(.delete, "/app/bindings", token: user.token, json: ["devices": [["did": .string(device.did)]]])

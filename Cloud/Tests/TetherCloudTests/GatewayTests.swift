@@ -14,9 +14,7 @@ struct GatewayTests {
     @Test("a device posts properties: stored, answered, pushed to the app; latest and raw_data read them back", arguments: TestEngine.allCases)
     func propertyPost(engine: TestEngine) async throws {
         try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let device = try await GatewayFixtures.device(cloud, product: product)
-            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             try await M2MTestClient.with(cloud, session: user) { app in
                 try await app.send(["cmd": "subscribe_req", "data": [["did": .string(device.did)]]])
                 let subscribed = try await app.next("subscribe_res")
@@ -161,9 +159,7 @@ struct GatewayTests {
     @Test("a write to an offline device fails at once; queued, it is delivered when the device returns and the ledger follows it to applied")
     func offlineAndQueued() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let device = try await GatewayFixtures.device(cloud, product: product)
-            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             let offline = try await cloud.call(.post, "/app/control/\(device.did)", token: user.token, json: ["attrs": ["Brightness": 70]])
             #expect(offline.errorCode == 9042)
             let invalid = try await cloud.call(.post, "/app/control/\(device.did)", token: user.token, json: ["attrs": ["PowerConsumption": 1], "queue_ttl": 60])
@@ -196,9 +192,7 @@ struct GatewayTests {
     @Test("a queued command whose time-to-live passes expires; an unanswered one expires after the answer timeout")
     func expiry() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let device = try await GatewayFixtures.device(cloud, product: product)
-            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             let queued = try await cloud.call(.post, "/app/control/\(device.did)", token: user.token, json: ["attrs": ["Brightness": 1], "queue_ttl": 1])
             let queuedID = try #require(queued["command_id"].flatMap { if case .int(let id) = $0 { id } else { nil } })
             _ = try await GatewayFixtures.waitForCommand(cloud, queuedID, state: .expired, timeout: .seconds(5))
@@ -220,9 +214,7 @@ struct GatewayTests {
     @Test("c2s_write with req_sn: s2c_ack and s2c_noti carry it back as res_sn; a rejected write says so with res_sn")
     func webSocketWrite() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let device = try await GatewayFixtures.device(cloud, product: product)
-            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             try await GatewayFixtures.withDevice(cloud, device) { client in
                 let downlinks = client.downlinks()
                 try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
@@ -286,9 +278,7 @@ struct GatewayTests {
     @Test("a device that goes silent is offline for apps within 1.5 × its keep-alive")
     func keepAliveExpiry() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let device = try await GatewayFixtures.device(cloud, product: product)
-            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
                 _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == false }
                 let silent = try await SilentMQTTDevice.connect(port: cloud.mqttPort!, device: device, keepAlive: 1)
@@ -307,9 +297,7 @@ struct GatewayTests {
     @Test("service calls: the device gets thing.service.{id}, its answer and output land in the ledger")
     func serviceCall() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let device = try await GatewayFixtures.device(cloud, product: product)
-            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             try await GatewayFixtures.withDevice(cloud, device) { client in
                 let downlinks = client.downlinks()
                 let answer = try await cloud.call(.post, "/app/devices/\(device.did)/services/Reboot", token: user.token, json: ["params": ["delay": 3]])
@@ -330,9 +318,7 @@ struct GatewayTests {
     @Test("an event post is answered and pushed to apps as s2c_event; an unknown event is refused")
     func events() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let device = try await GatewayFixtures.device(cloud, product: product)
-            let user = try await GatewayFixtures.user(cloud, boundTo: [device])
+            let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             try await GatewayFixtures.withDevice(cloud, device) { client in
                 try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
                     _ = try await app.next("subscribe_res")

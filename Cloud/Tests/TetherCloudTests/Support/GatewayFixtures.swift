@@ -34,6 +34,13 @@ enum GatewayFixtures {
         return session
     }
 
+    /// The lamp product, one device of it, and a user bound to that device.
+    static func boundLamp(_ cloud: CloudHarness) async throws -> (product: Administration.CreatedProduct, device: Administration.CreatedDevice, user: UserSession) {
+        let product = try await lampProduct(cloud)
+        let device = try await self.device(cloud, product: product)
+        return (product, device, try await user(cloud, boundTo: [device]))
+    }
+
     static func configuration(_ cloud: CloudHarness, _ device: Administration.CreatedDevice, secret: String? = nil, now: (@Sendable () -> Int64)? = nil) throws -> AlinkDeviceConfiguration {
         AlinkDeviceConfiguration(
             host: "127.0.0.1", port: cloud.mqttPort!,
