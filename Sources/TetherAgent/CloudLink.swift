@@ -48,11 +48,14 @@ public struct CloudLink: Sendable {
         let downlinks = client.downlinks()
         let changes = device.changes.subscribe()
         let connections = client.mqtt.events()
-        try await post(device.status.allValues, client)
+        // The snapshot is taken before the first report waits for its reply: a change made
+        // meanwhile differs from it and is reported.
+        let initial = device.status.allValues
+        try await post(initial, client)
         // Each task below runs for the connection's life; the first to end ends the link.
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                var reported = device.status.allValues
+                var reported = initial
                 for await status in changes {
                     let now = status.allValues
                     let changed = now.filter { reported[$0.key] != $0.value }

@@ -95,6 +95,11 @@ struct GatewayTests {
             #expect(await refusal(unknown) == .badUserNameOrPassword)
             let replayed = try configuration(timestamp: AlinkClock.now() - 3600)
             #expect(await refusal(replayed) == .badUserNameOrPassword)
+            // Numbers chosen to overflow a subtraction are refused, and the server lives on.
+            for extreme in [Int64.min, Int64.max, -1] {
+                let absurd = try configuration(timestamp: extreme)
+                #expect(await refusal(absurd) == .badUserNameOrPassword)
+            }
             let shortKeepAlive = try configuration(keepAlive: 10)
             #expect(await refusal(shortKeepAlive) != nil)
             let tlsOnPlain = try configuration(secureMode: 2)
@@ -373,6 +378,13 @@ struct GatewayTests {
                     }
                     #expect(allowed)
                     #expect(secret == device.deviceSecret)
+                    // Once the device has connected with its own secret, the product secret no
+                    // longer obtains it.
+                    try await GatewayFixtures.withDevice(cloud, device) { client in _ = try await client.postProperties(["Brightness": 1]) }
+                    let again = await #expect(throws: MQTTError.self) {
+                        try await MQTTClient.withClient(configuration: configuration, logger: GatewayFixtures.quietLogger) { _ in }
+                    }
+                    #expect(again?.reasonCode == .notAuthorized)
                 } catch let error as MQTTError {
                     #expect(!allowed)
                     #expect(error.reasonCode == .notAuthorized)

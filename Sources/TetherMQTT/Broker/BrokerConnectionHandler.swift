@@ -57,7 +57,11 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         let timeout = core.configuration.connectTimeout
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         connectTimeout = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
-            if case .awaitingConnect = bound.value.phase { bound.value.close(reason: nil) }
+            // Until CONNACK: a client whose authentication never completes is dropped too.
+            switch bound.value.phase {
+            case .awaitingConnect, .authenticating: bound.value.close(reason: nil)
+            case .connected, .closed: break
+            }
         }
         core.state.withLockedValue { $0.connections += 1 }
     }
@@ -125,6 +129,8 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         case .authenticating(let connect, var pending):
             // Clients may send before CONNACK arrives; hold their packets until it is decided.
             if case .connect = packet { return protocolViolation("a second CONNECT") }
+            // Held in memory before the client is known: bounded.
+            guard pending.count < Self.maximumPendingBeforeConnack else { return protocolViolation("too many packets before CONNACK") }
             pending.append(packet)
             phase = .authenticating(connect, pending: pending)
         case .connected:
@@ -190,6 +196,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     /// publishers down but never stalls them (its own queue then drops the oldest messages).
     private var paused = false
     private static let maximumPause = TimeAmount.milliseconds(100)
+    private static let maximumPendingBeforeConnack = 64
 
     func pauseReading() {
         guard let context, !paused else { return }

@@ -122,6 +122,10 @@ public final class MQTTBroker: Sendable {
         } catch where Task.isCancelled {
             // Cancellation is how the broker is stopped.
         }
+        // Clients must notice that this broker is gone (and go elsewhere), not keep talking
+        // to a process that no longer handles what they send.
+        let connections = core.state.withLockedValue { state in state.sessions.values.compactMap { session in session.lock.withLock { session.connection } } }
+        for connection in connections { connection.close(reason: .serverShuttingDown) }
         saveSessionsAtShutdown()
     }
 

@@ -72,7 +72,8 @@ public struct CommandLedger: Sendable {
     }
 
     /// Expires queued commands whose time-to-live passed, and commands sent (or accepted and
-    /// never sent) without an answer for `answerTimeoutMs`. Returns what changed.
+    /// never sent) without an answer for `answerTimeoutMs`. Raw bytes get no answer, so a sent
+    /// raw command stays sent. Returns what changed.
     func expire(now: Int64, answerTimeoutMs: Int64) async throws(StorageError) -> [CommandRecord] {
         let queued = try await database.query(
             """
@@ -84,7 +85,7 @@ public struct CommandLedger: Sendable {
         let unanswered = try await database.query(
             """
             UPDATE commands SET state = 'expired', updated_ms = $1, message = 'the device did not answer in time'
-            WHERE kind <> 'raw' AND ((state = 'sent' AND sent_ms <= $2) OR (state = 'accepted' AND created_ms <= $2))
+            WHERE (state = 'sent' AND kind <> 'raw' AND sent_ms <= $2) OR (state = 'accepted' AND created_ms <= $2)
             RETURNING \(CommandRecord.columns)
             """,
             .int(now), .int(now - answerTimeoutMs)

@@ -76,14 +76,17 @@ public struct ControlService: Sendable {
         guard online || queueUntil != nil else {
             throw CloudAPIError.deviceOffline(detail: "device \(did) is offline; send queue_ttl to have the command wait for it")
         }
+        // A command that may wait is queued: whichever node holds the device sends it now, or
+        // when it connects. Delivery is always asked for, so a device that connects between
+        // the check above and this insert still gets it.
         let record = try await ledger.insert(
             did: did, uid: user.uid, appID: user.appID, kind: kind, body: body,
-            state: online ? .accepted : .queued, queueUntilMs: queueUntil
+            state: queueUntil == nil ? .accepted : .queued, queueUntilMs: queueUntil
         )
         metrics.commandAccepted()
         recorded(record)
         await bus.publish(.command(record.update))
-        if online { await bus.publish(.deliver(commandID: record.id, did: did)) }
+        await bus.publish(.deliver(commandID: record.id, did: did))
         return record
     }
 

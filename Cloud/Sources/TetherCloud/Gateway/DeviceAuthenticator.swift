@@ -107,10 +107,15 @@ struct DeviceAuthenticator: Sendable {
             throw Refusal(.badUserNameOrPassword, "the registration signature does not match")
         }
         guard let row = try await database.first(
-            "SELECT did FROM devices WHERE product_key = $1 AND device_name = $2 AND is_disabled = 0",
+            "SELECT did, activated_ms FROM devices WHERE product_key = $1 AND device_name = $2 AND is_disabled = 0",
             .text(device.productKey), .text(device.deviceName)
         ) else {
             throw Refusal(.notAuthorized, "device \(device) was not created beforehand")
+        }
+        // Every unit of a product carries its secret: once a device has connected with its own
+        // secret, the product secret no longer obtains it.
+        guard try row.int("activated_ms") == 0 else {
+            throw Refusal(.notAuthorized, "device \(device) is already activated; registration is for devices that never connected")
         }
         return MQTTPrincipal(clientID: "$register/\(device.clientIDPrefix)/\(random)", username: device.username, attributes: [
             Attribute.did: try row.text("did"), Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
@@ -123,11 +128,15 @@ struct DeviceAuthenticator: Sendable {
             if configuration.requireTimestamp { throw Refusal(.badUserNameOrPassword, "the client id carries no timestamp") }
             return
         }
-        guard var stamp = Int64(text) else { throw Refusal(.badUserNameOrPassword, "the timestamp is not a number") }
+        // Bounded before any arithmetic: a client-chosen number must not overflow a subtraction.
+        guard var stamp = Int64(text), (0...100_000_000_000_000).contains(stamp) else {
+            throw Refusal(.badUserNameOrPassword, "the timestamp is not a plausible Unix time")
+        }
         // Some device SDKs sign milliseconds.
         if stamp > 100_000_000_000 { stamp /= 1000 }
-        guard abs(now() - stamp) <= configuration.timestampSkew else {
-            throw Refusal(.badUserNameOrPassword, "the timestamp is \(now() - stamp) s from the server's clock (a replay?)")
+        let difference = now() - stamp
+        guard abs(difference) <= configuration.timestampSkew else {
+            throw Refusal(.badUserNameOrPassword, "the timestamp is \(difference) s from the server's clock (a replay?)")
         }
     }
 }

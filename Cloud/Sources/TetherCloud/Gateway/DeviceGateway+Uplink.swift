@@ -50,17 +50,22 @@ extension DeviceGateway {
                   let did = uplink.publisher.attributes[Attribute.did],
                   let productKey = uplink.publisher.attributes[Attribute.productKey]
             else { continue }
+            let request: AlinkRequest
             do {
-                let request = try AlinkRequest(parsing: uplink.message.payload.readableBytesView)
-                let model = try await catalogue.model(productKey)
-                let check = model.checkAlinkProperties(request.params)
-                posts.append(Post(request: request, did: did, topic: topic, principal: uplink.publisher, accepted: model.appJSON(check.accepted), rejected: check.rejected))
-            } catch let error as TetherError where error.code == .malformedPayload {
+                request = try AlinkRequest(parsing: uplink.message.payload.readableBytesView)
+            } catch {
                 // Nothing to answer without a request id; the device and its connection carry on.
                 metrics.uplink(processed: false)
                 logger.info("malformed device message", metadata: ["did": "\(did)", "mqtt.topic": "\(uplink.message.topic)", "error": "\(error.message)"])
+                continue
+            }
+            do {
+                let model = try await catalogue.model(productKey)
+                let check = model.checkAlinkProperties(request.params)
+                posts.append(Post(request: request, did: did, topic: topic, principal: uplink.publisher, accepted: model.appJSON(check.accepted), rejected: check.rejected))
             } catch {
                 logger.error("device message could not be processed", metadata: ["did": "\(did)", "error": "\(error)"])
+                answer(request.reply(code: AlinkCodes.serverError, message: "the report could not be processed"), topic: topic, to: uplink.publisher)
             }
         }
         guard !posts.isEmpty else { return }
@@ -130,7 +135,13 @@ extension DeviceGateway {
     }
 
     private func eventPost(_ request: AlinkRequest, identifier: String, did: String, productKey: String, topic: AlinkDeviceTopic, to principal: MQTTPrincipal) async throws {
-        let model = try await catalogue.model(productKey)
+        let model: ThingModel
+        do {
+            model = try await catalogue.model(productKey)
+        } catch {
+            answer(request.reply(code: AlinkCodes.serverError, message: "the event could not be processed"), topic: topic, to: principal)
+            throw error
+        }
         guard let event = model.events.first(where: { $0.identifier == identifier }) else {
             answer(request.reply(code: AlinkCodes.invalidParameter, message: "product \(productKey) has no event \(identifier)"), topic: topic, to: principal)
             return
@@ -190,5 +201,6 @@ extension DeviceGateway {
 /// The Alink platform's reply codes Tether uses.
 enum AlinkCodes {
     static let invalidParameter = 460
+    static let busy = 429
     static let serverError = 500
 }

@@ -24,6 +24,8 @@ public final class DeviceGateway: Service, Sendable {
     let logger: Logger
     private let presence: (stream: AsyncStream<PresenceChange>, continuation: AsyncStream<PresenceChange>.Continuation)
     let uplinks = UplinkQueue<Uplink>(capacity: 50_000)
+    /// When each device connected to this node, for telling stale cluster events from new ones.
+    let localConnections = Mutex<[String: Int64]>([:])
     /// Devices this node sent attrs commands to whose reports may show them applied.
     let awaitingApplication = Mutex<Set<String>>([])
 
@@ -69,11 +71,15 @@ public final class DeviceGateway: Service, Sendable {
         let listeners = wanted
         let queue = uplinks
         let metrics = self.metrics
-        let observation = try broker.observe("/sys/#") { message, publisher in
+        let observation = try broker.observe("/sys/#") { [broker] message, publisher in
             // What the cloud itself sends down has no publisher. Beyond the queue's capacity the
             // newest messages are dropped (counted): devices see no reply and post again.
             guard let publisher else { return }
-            if !queue.push(Uplink(message: message, publisher: publisher)) { metrics.uplinkDropped() }
+            guard !queue.push(Uplink(message: message, publisher: publisher)) else { return }
+            metrics.uplinkDropped()
+            // Answer what can be answered: a device SDK stops posting after enough requests
+            // without a reply.
+            Self.refuseBusy(message, publisher: publisher, broker: broker)
         }
         defer { observation.cancel() }
         let events = bus.events()
@@ -103,6 +109,17 @@ public final class DeviceGateway: Service, Sendable {
         await leave()
     }
 
+    /// Answers a request the gateway has no room for with 429, on its reply topic.
+    static func refuseBusy(_ message: MQTTMessage, publisher: MQTTPrincipal, broker: MQTTBroker) {
+        guard let topic = AlinkDeviceTopic(parsing: message.topic), let replyTopic = topic.topic.reply,
+              let request = try? AlinkRequest(parsing: message.payload.readableBytesView)
+        else { return }
+        var destination = topic
+        destination.topic = replyTopic
+        let reply = request.reply(code: AlinkCodes.busy, message: "the cloud is busy; post again later")
+        broker.send(MQTTMessage(topic: destination.name, payload: ByteBuffer(bytes: reply.bytes), qos: .atLeastOnce), toClientID: publisher.clientID)
+    }
+
     // MARK: Presence
 
     private func processPresence() async {
@@ -125,10 +142,13 @@ public final class DeviceGateway: Service, Sendable {
     }
 
     private func deviceConnected(did: String, change: PresenceChange) async throws {
+        localConnections.withLock { $0[did] = change.atMs }
+        // Only if nothing newer was recorded: another node may have seen the device since.
         let previous = try await database.first(
             """
-            UPDATE devices SET is_online = 1, online_node = $2, online_changed_ms = $3, remote_address = $4
-            WHERE did = $1 RETURNING did
+            UPDATE devices SET is_online = 1, online_node = $2, online_changed_ms = $3, remote_address = $4,
+                activated_ms = CASE WHEN activated_ms = 0 THEN $3 ELSE activated_ms END
+            WHERE did = $1 AND online_changed_ms <= $3 RETURNING did
             """,
             .text(did), .text(nodeID), .int(change.atMs), .text(change.remoteAddress)
         )
@@ -142,9 +162,14 @@ public final class DeviceGateway: Service, Sendable {
     }
 
     private func deviceDisconnected(did: String, atMs: Int64, reason: MQTTBrokerEvent.DisconnectReason?) async throws {
-        // Only if this node still holds it: the device may already be online on another node.
+        localConnections.withLock { _ = $0.removeValue(forKey: did) }
+        // Only if this node still holds it and nothing newer happened: the device may already
+        // be online on another node.
         let changed = try await database.first(
-            "UPDATE devices SET is_online = 0, online_changed_ms = $3 WHERE did = $1 AND online_node = $2 AND is_online = 1 RETURNING did",
+            """
+            UPDATE devices SET is_online = 0, online_changed_ms = $3
+            WHERE did = $1 AND online_node = $2 AND is_online = 1 AND online_changed_ms <= $3 RETURNING did
+            """,
             .text(did), .text(nodeID), .int(atMs)
         )
         guard changed != nil else { return }
@@ -173,10 +198,12 @@ public final class DeviceGateway: Service, Sendable {
                 switch event {
                 case .deliver(let commandID, _):
                     if let command = try await ledger.find(commandID) { try await send(command) }
-                case .presence(let did, true, let node?, _) where node != nodeID:
-                    // The device connected to another node: a connection it left here is stale.
+                case .presence(let did, true, let node?, let atMs) where node != nodeID:
+                    // The device connected to another node after it connected here: the
+                    // connection it left here is stale. (An older event says nothing.)
+                    guard let local = localConnections.withLock({ $0[did] }), local < atMs else { break }
                     if let device = try await catalogue.device(did), broker.isConnected(clientID: device.clientID) {
-                        broker.disconnect(clientID: device.clientID, reason: .sessionTakenOver)
+                        broker.disconnect(clientID: device.clientID, reason: .administrativeAction)
                     }
                 default:
                     break
@@ -237,6 +264,10 @@ public final class DeviceGateway: Service, Sendable {
                 let now = Clock.unixMilliseconds()
                 for expired in try await ledger.expire(now: now, answerTimeoutMs: configuration.answerTimeoutSeconds * 1000) {
                     await bus.publish(.command(expired.update))
+                }
+                if tick % 60 == 0 {
+                    // Spilled cluster events are read within moments of their notification.
+                    try await database.query("DELETE FROM cluster_spill WHERE created_ms < $1", .int(now - 300_000))
                 }
                 if tick % 5 == 0 {
                     let orphans = try await database.query(

@@ -43,7 +43,9 @@ final class UplinkQueue<Element: Sendable>: Sendable {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     let ready = state.withLock { state -> Bool in
-                        guard state.items.isEmpty, !state.finished else { return true }
+                        // Checked under the lock: a cancellation that came before this finds no
+                        // waiter to resume, so it must be seen here.
+                        guard state.items.isEmpty, !state.finished, !Task.isCancelled else { return true }
                         state.waiter = continuation
                         return false
                     }

@@ -37,6 +37,7 @@ final class RealtimeHub: Sendable {
                 let bytes = [UInt8](tetherHex: hex) ?? []
                 frame = ["cmd": "s2c_raw", "data": ["did": .string(did), "raw": .array(bytes.map { .int(Int64($0)) })]]
             case .presence(let did, let online, _, _):
+                guard targets.contains(where: { $0.isSubscribed(did) }) else { continue }
                 let info = await info(did)
                 frame = ["cmd": "s2c_online_status", "data": [
                     "did": .string(did), "passcode": .string(info.passcode), "mac": .string(info.mac), "online": .bool(online),

@@ -7,6 +7,7 @@ extension Schema {
             "ALTER TABLE devices ADD COLUMN online_node TEXT",
             "ALTER TABLE devices ADD COLUMN online_changed_ms BIGINT NOT NULL DEFAULT 0",
             "ALTER TABLE devices ADD COLUMN remote_address TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE devices ADD COLUMN activated_ms BIGINT NOT NULL DEFAULT 0",
             """
             CREATE TABLE device_status (
                 did TEXT PRIMARY KEY REFERENCES devices(did) ON DELETE CASCADE,
