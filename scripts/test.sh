@@ -15,7 +15,10 @@ swift build --build-tests
 swift test --skip-build "$@"
 
 postgres_dir="${TMPDIR:-/tmp}/tether-test-postgres-$$"
-eval "$(scripts/postgres-test-server.sh start "$postgres_dir" "${TETHER_TEST_POSTGRES_PORT:-55433}")"
+postgres_port=${TETHER_TEST_POSTGRES_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
+# Assigned first, so that a server that does not start stops the run here (set -e).
+postgres_env=$(scripts/postgres-test-server.sh start "$postgres_dir" "$postgres_port")
+eval "$postgres_env"
 trap 'scripts/postgres-test-server.sh stop "$postgres_dir"' EXIT
 swift build --package-path Cloud --build-tests
 swift test --package-path Cloud --skip-build
