@@ -15,39 +15,57 @@ public struct DeviceHistory: Sendable {
 
     /// Stores many reports in one transaction, in order: each device's latest status merged
     /// with what it reported, and one log row per report. Returns each device's whole status.
-    func storeReports(_ reports: [(did: String, attrs: JSONObject)], atMs: Int64) async throws -> [String: JSONObject] {
+    /// Statements carry many rows each (a round trip per chunk, not per report), which is what
+    /// matters on PostgreSQL.
+    func storeReports(_ reports: [(did: String, attrs: JSONObject)], atMs: Int64, rowsPerStatement: Int = Self.rowsPerStatement) async throws -> [String: JSONObject] {
         guard !reports.isEmpty else { return [:] }
+        var seen = Set<String>()
+        let order = reports.map(\.did).filter { seen.insert($0).inserted }
         return try await database.transaction { transaction -> [String: JSONObject] in
             var statuses: [String: JSONObject] = [:]
-            for report in reports {
-                var status: JSONObject
-                if let known = statuses[report.did] {
-                    status = known
-                } else if let row = try await transaction.first("SELECT attrs FROM device_status WHERE did = $1", .text(report.did)),
-                          let stored = try? JSONValue.parse(try row.text("attrs")).objectValue {
-                    status = stored
-                } else {
-                    status = JSONObject()
+            for chunk in order.chunked(into: rowsPerStatement) {
+                let placeholders = (1...chunk.count).map { "$\($0)" }.joined(separator: ", ")
+                for row in try await transaction.query("SELECT did, attrs FROM device_status WHERE did IN (\(placeholders))", chunk.map(SQLValue.text)) {
+                    statuses[try row.text("did")] = (try? JSONValue.parse(try row.text("attrs")))?.objectValue
                 }
+            }
+            for report in reports {
+                var status = statuses[report.did] ?? JSONObject()
                 for key in report.attrs.keys { status[key] = report.attrs[key] }
                 statuses[report.did] = status
-                try await transaction.query(
-                    "INSERT INTO device_log (did, kind, at_ms, body) VALUES ($1, $2, $3, $4)",
-                    .text(report.did), .text(Kind.deviceToApp.rawValue), .int(atMs), .text(JSONValue.object(report.attrs).serialized())
-                )
             }
-            for (did, status) in statuses {
+            for chunk in reports.chunked(into: max(1, rowsPerStatement / 4)) {
+                var binds: [SQLValue] = []
+                var rows: [String] = []
+                for report in chunk {
+                    let base = binds.count
+                    rows.append("($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4))")
+                    binds += [.text(report.did), .text(Kind.deviceToApp.rawValue), .int(atMs), .text(JSONValue.object(report.attrs).serialized())]
+                }
+                try await transaction.query("INSERT INTO device_log (did, kind, at_ms, body) VALUES \(rows.joined(separator: ", "))", binds)
+            }
+            for chunk in order.chunked(into: max(1, rowsPerStatement / 3)) {
+                var binds: [SQLValue] = []
+                var rows: [String] = []
+                for did in chunk {
+                    let base = binds.count
+                    rows.append("($\(base + 1), $\(base + 2), $\(base + 3))")
+                    binds += [.text(did), .text(JSONValue.object(statuses[did] ?? [:]).serialized()), .int(atMs)]
+                }
                 try await transaction.query(
                     """
-                    INSERT INTO device_status (did, attrs, updated_ms) VALUES ($1, $2, $3)
+                    INSERT INTO device_status (did, attrs, updated_ms) VALUES \(rows.joined(separator: ", "))
                     ON CONFLICT (did) DO UPDATE SET attrs = excluded.attrs, updated_ms = excluded.updated_ms
                     """,
-                    .text(did), .text(JSONValue.object(status).serialized()), .int(atMs)
+                    binds
                 )
             }
             return statuses
         }
     }
+
+    /// Bound parameters per statement: below SQLite's limit (32,766) and PostgreSQL's (65,535).
+    static let rowsPerStatement = 900
 
     /// The latest status and when it was reported; nil when the device never reported.
     func status(did: String) async throws(StorageError) -> (attrs: JSONObject, updatedMs: Int64)? {
@@ -93,5 +111,12 @@ public struct DeviceHistory: Sendable {
             return .object(object)
         }
         return (Int(total), entries)
+    }
+}
+
+extension Array {
+    /// The array cut into consecutive pieces of at most `size` elements.
+    func chunked(into size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }

@@ -78,8 +78,8 @@ extension DeviceGateway {
             for post in posts { answer(post.request.reply(code: AlinkCodes.serverError, message: "the report could not be stored"), topic: post.topic, to: post.principal) }
             return
         }
+        await bus.publish(posts.filter { !$0.accepted.isEmpty }.map { .status(did: $0.did, attrs: .object($0.accepted), atMs: now) })
         for post in posts {
-            if !post.accepted.isEmpty { await bus.publish(.status(did: post.did, attrs: .object(post.accepted), atMs: now)) }
             var reply = post.request.reply()
             if !post.rejected.isEmpty {
                 var refused = JSONObject()

@@ -7,8 +7,16 @@ public import ServiceLifecycle
 /// and events only say that it changed.
 public protocol ClusterBus: Service {
     func publish(_ event: ClusterEvent) async
+    /// Several events, in order; a bus between nodes may carry them together.
+    func publish(_ events: [ClusterEvent]) async
     /// Events from now on, until the consumer stops iterating or the bus stops.
     func events() -> AsyncStream<ClusterEvent>
+}
+
+extension ClusterBus {
+    public func publish(_ events: [ClusterEvent]) async {
+        for event in events { await publish(event) }
+    }
 }
 
 /// One node, in-process: the bus of a SQLite cloud.

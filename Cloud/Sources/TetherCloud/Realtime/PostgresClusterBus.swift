@@ -22,21 +22,43 @@ public final class PostgresClusterBus: ClusterBus {
     }
 
     public func publish(_ event: ClusterEvent) async {
+        await publish([event])
+    }
+
+    /// Events travel as JSON arrays, as many to a notification as fit: a batch of reports costs
+    /// a few round trips, not one each.
+    public func publish(_ events: [ClusterEvent]) async {
+        var pending: [String] = []
+        var size = 2
         do {
-            let text = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
-            if text.utf8.count <= Self.maximumInlinePayload {
-                try await engine.query("SELECT pg_notify($1, $2)", .text(Self.channel), .text(text))
-            } else {
-                let row = try await engine.first(
-                    "INSERT INTO cluster_spill (body, created_ms) VALUES ($1, $2) RETURNING id",
-                    .text(text), .int(Clock.unixMilliseconds())
-                )
-                let id = try row?.int("id") ?? 0
-                try await engine.query("SELECT pg_notify($1, $2)", .text(Self.channel), .text("spill:\(id)"))
+            for event in events {
+                let text = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
+                if !pending.isEmpty, size + text.utf8.count + 1 > Self.maximumInlinePayload {
+                    try await notify("[" + pending.joined(separator: ",") + "]")
+                    pending = []
+                    size = 2
+                }
+                pending.append(text)
+                size += text.utf8.count + 1
             }
+            if !pending.isEmpty { try await notify("[" + pending.joined(separator: ",") + "]") }
         } catch {
-            logger.error("cannot publish a cluster event", metadata: ["error": "\(error)", "did": "\(event.did)"])
+            logger.error("cannot publish cluster events", metadata: ["error": "\(error)", "count": "\(events.count)"])
         }
+    }
+
+    private func notify(_ payload: String) async throws {
+        if payload.utf8.count <= Self.maximumInlinePayload {
+            try await engine.query("SELECT pg_notify($1, $2)", .text(Self.channel), .text(payload))
+            return
+        }
+        // One event too large for a notification: the notification carries where it is.
+        let row = try await engine.first(
+            "INSERT INTO cluster_spill (body, created_ms) VALUES ($1, $2) RETURNING id",
+            .text(payload), .int(Clock.unixMilliseconds())
+        )
+        let id = try row?.int("id") ?? 0
+        try await engine.query("SELECT pg_notify($1, $2)", .text(Self.channel), .text("spill:\(id)"))
     }
 
     public func events() -> AsyncStream<ClusterEvent> { broadcast.subscribe() }
@@ -76,7 +98,7 @@ public final class PostgresClusterBus: ClusterBus {
             text = body
         }
         do {
-            broadcast.yield(try JSONDecoder().decode(ClusterEvent.self, from: Data(text.utf8)))
+            for event in try JSONDecoder().decode([ClusterEvent].self, from: Data(text.utf8)) { broadcast.yield(event) }
         } catch {
             logger.warning("unreadable cluster event", metadata: ["error": "\(error)"])
         }
