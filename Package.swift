@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "TetherAgent", targets: ["TetherAgent"]),
         .library(name: "TetherMQTT", targets: ["TetherMQTT"]),
         .library(name: "TetherAlink", targets: ["TetherAlink"]),
+        .library(name: "TetherCloudClient", targets: ["TetherCloudClient"]),
         .executable(name: "tether", targets: ["tether"]),
         .executable(name: "tether-agent", targets: ["tether-agent"]),
     ],
@@ -64,6 +65,19 @@ let package = Package(
                 "TetherMQTT",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "TetherCloudClient",
+            dependencies: [
+                "TetherCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux, .macOS, .android])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -101,6 +101,7 @@ let package = Package(
                 .product(name: "TetherAlink", package: "Tether"),
                 .product(name: "TetherAgent", package: "Tether"),
                 .product(name: "Tether", package: "Tether"),
+                .product(name: "TetherCloudClient", package: "Tether"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],

@@ -10,6 +10,9 @@ public struct TetherError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String
     /// The data point the error is about, when there is one.
     public var dataPoint: String?
+    /// The cloud's own error code (the Open API's `error_code`, such as 9020), when the cloud
+    /// refused a request.
+    public var cloudCode: Int?
 
     public init(_ code: Code, _ message: String, dataPoint: String? = nil) {
         self.code = code
@@ -17,16 +20,26 @@ public struct TetherError: Error, Hashable, Sendable, CustomStringConvertible {
         self.dataPoint = dataPoint
     }
 
+    /// An error the cloud answered, with its own code.
+    public init(_ code: Code, _ message: String, cloudCode: Int) {
+        self.init(code, message)
+        self.cloudCode = cloudCode
+    }
+
     public var description: String {
         if let dataPoint {
             return "TetherError(\(code), data point \"\(dataPoint)\"): \(message)"
+        }
+        if let cloudCode {
+            return "TetherError(\(code), cloud \(cloudCode)): \(message)"
         }
         return "TetherError(\(code)): \(message)"
     }
 
     /// A stable error code: `rawValue` and `name` are part of the public API and never reused.
     ///
-    /// Ranges: 1xxx the product model and values, 2xxx wire formats, 3xxx connections and devices.
+    /// Ranges: 1xxx the product model and values, 2xxx wire formats, 3xxx connections and devices,
+    /// 4xxx the cloud and the user's session.
     public typealias Code = ErrorCode<TetherError>
 }
 
@@ -83,6 +96,15 @@ extension ErrorCode where Domain == TetherError {
         /// A local socket could not be opened (address in use, permission denied).
         public static var bindFailed: Self { Self(3010, "bindFailed") }
 
+        // 4xxx: the cloud and the user's session
+        /// The cloud refused the request; ``TetherError/cloudCode`` says why (the Open API's code).
+        public static var cloudRefused: Self { Self(4001, "cloudRefused") }
+        /// The request needs a logged-in user and there is none, or the session's token is no
+        /// longer valid (expired, revoked by a password change).
+        public static var notLoggedIn: Self { Self(4002, "notLoggedIn") }
+        /// The cloud answered something that is not the Open API's answer (wrong server?).
+        public static var unexpectedCloudResponse: Self { Self(4003, "unexpectedCloudResponse") }
+
         /// Every code, for documentation and exhaustive tests.
         public static var all: [Self] { [
             .invalidModel, .unknownDataPoint, .readOnlyDataPoint, .valueOutOfRange, .wrongValueType,
@@ -90,5 +112,6 @@ extension ErrorCode where Domain == TetherError {
             .malformedFrame, .frameTooLarge, .unsupportedVersion, .malformedPayload,
             .connectionFailed, .connectionClosed, .timeout, .notInBindingWindow, .loginFailed,
             .notControllable, .deviceOffline, .unexpectedResponse, .cancelled, .bindFailed,
+            .cloudRefused, .notLoggedIn, .unexpectedCloudResponse,
         ] }
 }

@@ -1,0 +1,198 @@
+import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+public import NIOCore
+import NIOHTTP1
+import NIOPosix
+public import TetherCore
+
+/// The cloud's Open API, typed: accounts, bindings, device data and control. Speaks to a
+/// Tether cloud or any server of the Gizwits Open API. Every method throws ``TetherError``:
+/// ``TetherError/Code/cloudRefused`` with the cloud's code in ``TetherError/cloudCode``,
+/// ``TetherError/Code/notLoggedIn`` for an invalid or expired token, connection errors as such.
+///
+/// ```swift
+/// let api = TetherCloudAPI(endpoint: try CloudEndpoint(url: "http://127.0.0.1:8080"), appID: appID)
+/// let session = try await api.login(username: "alice", password: "Passw0rd!")
+/// for device in try await api.bindings(session) { print(device.did, device.isOnline) }
+/// ```
+public struct TetherCloudAPI: Sendable {
+    public let endpoint: CloudEndpoint
+    public let appID: String
+    /// Needed only for SMS codes (`request_token`). Never logged.
+    public let appSecret: String?
+    let http: CloudHTTPClient
+
+    public init(endpoint: CloudEndpoint, appID: String, appSecret: String? = nil, timeout: Duration = .seconds(15), group: (any EventLoopGroup)? = nil) {
+        self.endpoint = endpoint
+        self.appID = appID
+        self.appSecret = appSecret
+        self.http = CloudHTTPClient(endpoint: endpoint, timeout: timeout, group: group ?? MultiThreadedEventLoopGroup.singleton)
+    }
+
+    // MARK: Accounts
+
+    /// Registers by user name and password and returns the new user's session.
+    public func register(username: String, password: String) async throws(TetherError) -> CloudSession {
+        try CloudSession(json: try await call(.POST, "/app/users", body: ["username": .string(username), "password": .string(password)]))
+    }
+
+    /// Registers by phone with the SMS code sent by ``requestSMSCode(phone:)``.
+    public func register(phone: String, code: String, password: String) async throws(TetherError) -> CloudSession {
+        try CloudSession(json: try await call(.POST, "/app/users", body: ["phone": .string(phone), "code": .string(code), "password": .string(password)]))
+    }
+
+    /// Registers by e-mail; the user logs in after opening the confirmation link.
+    public func register(email: String, password: String) async throws(TetherError) {
+        _ = try await call(.POST, "/app/users", body: ["email": .string(email), "password": .string(password)])
+    }
+
+    /// An anonymous user tied to a phone identifier: the same user every time for the same id.
+    public func loginAnonymously(phoneID: String) async throws(TetherError) -> CloudSession {
+        try CloudSession(json: try await call(.POST, "/app/users", body: ["phone_id": .string(phoneID)]))
+    }
+
+    /// A user of a third party (`src`: `google`, `wechat`, …) whose ID token the cloud verifies.
+    public func login(thirdParty source: String, uid: String, token: String) async throws(TetherError) -> CloudSession {
+        try CloudSession(json: try await call(.POST, "/app/users", body: ["src": .string(source), "uid": .string(uid), "token": .string(token)]))
+    }
+
+    /// Logs in with a user name, e-mail or phone and the password.
+    public func login(username: String, password: String) async throws(TetherError) -> CloudSession {
+        try CloudSession(json: try await call(.POST, "/app/login", body: ["username": .string(username), "password": .string(password)]))
+    }
+
+    /// Sends an SMS code to `phone` (needs the app secret: the app's token is requested first).
+    public func requestSMSCode(phone: String) async throws(TetherError) {
+        guard let appSecret else { throw TetherError(.invalidArgument, "SMS codes need the app secret (TetherCloudAPI(appSecret:))") }
+        let token = try await call(.POST, "/app/request_token", headers: [("X-Gizwits-Application-Auth", Self.md5Hex(appID + appSecret))])
+        guard let appToken = token["token"]?.stringValue else { throw TetherError(.unexpectedCloudResponse, "request_token answered no token") }
+        _ = try await call(.POST, "/app/sms_code", body: ["phone": .string(phone)], headers: [("X-Gizwits-Application-Token", appToken)])
+    }
+
+    /// Resets the password with an SMS code.
+    public func resetPassword(phone: String, code: String, newPassword: String) async throws(TetherError) {
+        _ = try await call(.POST, "/app/reset_password", body: ["phone": .string(phone), "code": .string(code), "new_pwd": .string(newPassword)])
+    }
+
+    /// Mails a reset link to `email`.
+    public func resetPassword(email: String) async throws(TetherError) {
+        _ = try await call(.POST, "/app/reset_password", body: ["email": .string(email)])
+    }
+
+    /// Changes the password. The cloud revokes every token of the user; the new session is
+    /// returned.
+    public func changePassword(_ session: CloudSession, old: String, new: String) async throws(TetherError) -> CloudSession {
+        let answer = try await call(.PUT, "/app/users", body: ["old_pwd": .string(old), "new_pwd": .string(new)], session: session)
+        guard let token = answer["token"]?.stringValue, case .int(let expireAt)? = answer["expire_at"] else { return session }
+        return CloudSession(uid: session.uid, token: token, expireAt: expireAt)
+    }
+
+    /// Turns an anonymous user into a named one, keeping the uid and the bindings.
+    public func convertAnonymous(_ session: CloudSession, username: String, password: String) async throws(TetherError) {
+        _ = try await call(.PUT, "/app/users", body: ["username": .string(username), "password": .string(password)], session: session)
+    }
+
+    public func userInfo(_ session: CloudSession) async throws(TetherError) -> CloudUser {
+        try CloudUser(json: try await call(.GET, "/app/users", session: session))
+    }
+
+    /// Updates profile fields (`name`, `gender`, `birthday`, `address`, `lang`, `remark`).
+    public func updateUserInfo(_ session: CloudSession, _ fields: [String: String]) async throws(TetherError) {
+        var body = JSONObject()
+        for key in fields.keys.sorted() { body[key] = .string(fields[key]!) }
+        _ = try await call(.PUT, "/app/users", body: .object(body), session: session)
+    }
+
+    // MARK: Bindings and devices
+
+    /// Every device bound to the user (all pages).
+    public func bindings(_ session: CloudSession) async throws(TetherError) -> [CloudDevice] {
+        var devices: [CloudDevice] = []
+        while true {
+            let page = try await call(.GET, "/app/bindings?limit=100&skip=\(devices.count)", session: session)
+            let entries = page["devices"]?.arrayValue ?? []
+            for entry in entries { devices.append(try CloudDevice(json: entry)) }
+            if entries.count < 100 { return devices }
+        }
+    }
+
+    /// Binds a device by did and passcode; false when the passcode was wrong.
+    public func bind(_ session: CloudSession, did: String, passcode: String, remark: String? = nil, alias: String? = nil) async throws(TetherError) -> Bool {
+        var entry: JSONObject = ["did": .string(did), "passcode": .string(passcode)]
+        if let remark { entry["remark"] = .string(remark) }
+        if let alias { entry["dev_alias"] = .string(alias) }
+        let answer = try await call(.POST, "/app/bindings", body: ["devices": [.object(entry)]], session: session)
+        return answer["success"]?.arrayValue?.contains(.string(did)) == true
+    }
+
+    /// Binds by product key and MAC, signed with the product secret (the QR flow).
+    public func bind(_ session: CloudSession, productKey: String, mac: String, productSecret: String, remark: String? = nil, alias: String? = nil) async throws(TetherError) -> CloudDevice {
+        let timestamp = String(Int64(Date().timeIntervalSince1970))
+        var body: JSONObject = ["product_key": .string(productKey), "mac": .string(mac)]
+        if let remark { body["remark"] = .string(remark) }
+        if let alias { body["dev_alias"] = .string(alias) }
+        let answer = try await call(.POST, "/app/bind_mac", body: .object(body), session: session, headers: [
+            ("X-Gizwits-Timestamp", timestamp), ("X-Gizwits-Signature", Self.md5Hex(productSecret + timestamp)),
+        ])
+        return try CloudDevice(json: answer)
+    }
+
+    /// Unbinds devices; returns the dids that were unbound.
+    public func unbind(_ session: CloudSession, dids: [String]) async throws(TetherError) -> [String] {
+        let answer = try await call(.DELETE, "/app/bindings", body: ["devices": .array(dids.map { ["did": .string($0)] })], session: session)
+        return answer["success"]?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
+    public func device(_ session: CloudSession, did: String) async throws(TetherError) -> CloudDevice {
+        try CloudDevice(json: try await call(.GET, "/app/devices/\(did)", session: session))
+    }
+
+    /// The device's latest reported data points and when (Unix seconds; 0: none in 24 h).
+    public func latest(_ session: CloudSession, did: String) async throws(TetherError) -> (attrs: JSONObject, updatedAt: Int64) {
+        let answer = try await call(.GET, "/app/devdata/\(did)/latest", session: session)
+        guard case .int(let updatedAt)? = answer["updated_at"] else { throw TetherError(.unexpectedCloudResponse, "latest data without updated_at") }
+        return (answer["attr"]?.objectValue ?? [:], updatedAt)
+    }
+
+    /// Writes data points through the cloud. `queueFor` keeps the command for an offline device
+    /// that long (Tether extension); without it an offline device fails at once.
+    public func control(_ session: CloudSession, did: String, attrs: JSONObject, queueFor: Duration? = nil) async throws(TetherError) -> CloudCommand {
+        var body: JSONObject = ["attrs": .object(attrs)]
+        if let queueFor { body["queue_ttl"] = .int(queueFor.components.seconds) }
+        return try CloudCommand(json: try await call(.POST, "/app/control/\(did)", body: .object(body), session: session))
+    }
+
+    /// A command of the ledger (Tether extension).
+    public func command(_ session: CloudSession, id: Int64) async throws(TetherError) -> CloudCommand {
+        try CloudCommand(json: try await call(.GET, "/app/commands/\(id)", session: session))
+    }
+
+    // MARK: Transport
+
+    func call(_ method: HTTPMethod, _ path: String, body: JSONValue? = nil, session: CloudSession? = nil, headers extra: [(String, String)] = []) async throws(TetherError) -> JSONValue {
+        var headers = [("X-Gizwits-Application-Id", appID)]
+        if let session { headers.append(("X-Gizwits-User-token", session.token)) }
+        headers += extra
+        let response = try await http.send(CloudHTTPRequest(method: method, path: path, headers: headers, body: body))
+        if (200..<300).contains(response.status) { return response.body ?? .object([:]) }
+        guard case .int(let code)? = response.body?["error_code"] else {
+            throw TetherError(.unexpectedCloudResponse, "\(method) \(path) answered HTTP \(response.status) without an Open API error")
+        }
+        let message = [response.body?["error_message"]?.stringValue, response.body?["detail"]?.stringValue].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ": ")
+        // 9004 token invalid, 9006 token expired: the session is over.
+        let kind: TetherError.Code = code == 9004 || code == 9006 ? .notLoggedIn : .cloudRefused
+        throw TetherError(kind, "\(method) \(path): \(message)", cloudCode: Int(code))
+    }
+
+    /// The Open API's signatures are MD5 hex digests.
+    static func md5Hex(_ text: String) -> String {
+        Insecure.MD5.hash(data: Array(text.utf8)).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+}
