@@ -81,7 +81,7 @@ struct CloudHTTPClient: Sendable {
         }
     }
 
-    private static func addTLS(to channel: any Channel, host: String) throws {
+    static func addTLS(to channel: any Channel, host: String) throws {
         #if canImport(NIOSSL)
         let context = try NIOSSLContext(configuration: .makeClientConfiguration())
         let isAddress = host.contains(":") || host.split(separator: ".").allSatisfy { UInt8($0) != nil }

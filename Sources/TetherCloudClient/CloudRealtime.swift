@@ -1,0 +1,414 @@
+public import Logging
+public import NIOCore
+import NIOPosix
+import Synchronization
+public import TetherCore
+
+/// How a ``CloudRealtime`` connection reaches the cloud's WebSocket M2M API.
+public struct CloudRealtimeConfiguration: Sendable {
+    /// The cloud; the WebSocket is at `/ws/app/v1` on the same host and port (a Tether cloud
+    /// serves both on its HTTP port).
+    public var endpoint: CloudEndpoint
+    public var appID: String
+    /// How often a ping is sent (the cloud closes a connection silent for 1.5 × this).
+    public var heartbeat: Duration
+    /// How long a request (login, subscribe, write, read) waits for its answer.
+    public var requestTimeout: Duration
+    /// Reconnection delays, doubling from `initial` up to `maximum` with ±20 % jitter.
+    public var reconnectInitial: Duration
+    public var reconnectMaximum: Duration
+
+    public init(endpoint: CloudEndpoint, appID: String, heartbeat: Duration = .seconds(60), requestTimeout: Duration = .seconds(10), reconnectInitial: Duration = .milliseconds(500), reconnectMaximum: Duration = .seconds(30)) {
+        self.endpoint = endpoint
+        self.appID = appID
+        self.heartbeat = heartbeat
+        self.requestTimeout = requestTimeout
+        self.reconnectInitial = reconnectInitial
+        self.reconnectMaximum = reconnectMaximum
+    }
+}
+
+/// What the cloud pushes, and what happens to the connection.
+public enum CloudRealtimeEvent: Sendable, Hashable {
+    /// Logged in (again): subscriptions are back in place.
+    case connected
+    /// The connection ended; it is being re-established.
+    case disconnected(TetherError?)
+    /// A device's data points (`s2c_noti`); `sn` when it answers a write that had one.
+    case status(did: String, attrs: JSONObject, sn: Int?)
+    case online(did: String, online: Bool)
+    case bindingChanged(did: String, bound: Bool)
+    case raw(did: String, bytes: [UInt8])
+    /// An event a device posted (Tether's `s2c_event`): `type` is `info`, `alert` or `error`.
+    case event(did: String, identifier: String, type: String, values: JSONValue)
+    /// A write that the cloud had accepted failed later (the device rejected it, or it expired).
+    case writeFailed(did: String, sn: Int, error: TetherError)
+}
+
+/// The device accepted a write (`s2c_ack`).
+public struct CloudWriteAcknowledgement: Sendable, Hashable {
+    public var sn: Int
+    /// The cloud's ledger entry for the write (``TetherCloudAPI/command(_:id:)``).
+    public var commandID: Int64?
+}
+
+/// The cloud's WebSocket M2M API with its connection kept up: it logs in with the current
+/// session, resubscribes after every reconnect, and matches answers to requests by `sn`.
+///
+/// ```swift
+/// try await CloudRealtime.withRealtime(configuration: .init(endpoint: endpoint, appID: appID), session: { session }) { realtime in
+///     _ = try await realtime.subscribe([did])
+///     let ack = try await realtime.write(did: did, attrs: ["LightSwitch": true])
+///     for await event in realtime.events() { print(event) }
+/// }
+/// ```
+public final class CloudRealtime: Sendable {
+    public let configuration: CloudRealtimeConfiguration
+    let sessionProvider: @Sendable () async throws -> CloudSession
+    let logger: Logger
+    let group: any EventLoopGroup
+    private let broadcast = Broadcast<CloudRealtimeEvent>(bufferSize: 4096)
+
+    private enum Waiter {
+        case login(AsyncPromise<JSONValue, TetherError>)
+        case subscribe(AsyncPromise<JSONValue, TetherError>)
+    }
+
+    private struct State {
+        var channel: (any Channel)?
+        var subscribed: Set<String> = []
+        var nextSN = 1
+        var writes: [Int: (did: String, promise: AsyncPromise<CloudWriteAcknowledgement, TetherError>)] = [:]
+        var acknowledgedWrites: Set<Int> = []
+        var reads: [Int: AsyncPromise<JSONObject, TetherError>] = [:]
+        var login: AsyncPromise<JSONValue, TetherError>?
+        var subscribe: [AsyncPromise<JSONValue, TetherError>] = []
+        var shutDown = false
+    }
+
+    private let state = Mutex(State())
+
+    init(configuration: CloudRealtimeConfiguration, sessionProvider: @escaping @Sendable () async throws -> CloudSession, logger: Logger, group: any EventLoopGroup) {
+        self.configuration = configuration
+        self.sessionProvider = sessionProvider
+        self.logger = logger
+        self.group = group
+    }
+
+    /// Connects and logs in (the first connection must succeed), runs `body`, then closes.
+    /// `session` is asked for the session before every login, so a renewed token is used.
+    public static func withRealtime<Result: Sendable>(
+        configuration: CloudRealtimeConfiguration,
+        session: @escaping @Sendable () async throws -> CloudSession,
+        logger: Logger = Logger(label: "tether.cloud.realtime"),
+        group: (any EventLoopGroup)? = nil,
+        _ body: (CloudRealtime) async throws -> Result
+    ) async throws -> Result {
+        let realtime = CloudRealtime(configuration: configuration, sessionProvider: session, logger: logger, group: group ?? MultiThreadedEventLoopGroup.singleton)
+        let first = AsyncPromise<Void, TetherError>()
+        let keeper = Task { await realtime.maintain(first: first) }
+        do {
+            try await first.value()
+        } catch {
+            keeper.cancel()
+            await keeper.value
+            throw error
+        }
+        defer { keeper.cancel() }
+        let result: Result
+        do {
+            result = try await body(realtime)
+        } catch {
+            await realtime.shutdown(keeper)
+            throw error
+        }
+        await realtime.shutdown(keeper)
+        return result
+    }
+
+    /// Pushes and connection changes from now on.
+    public func events() -> AsyncStream<CloudRealtimeEvent> { broadcast.subscribe() }
+
+    public var isConnected: Bool { state.withLock { $0.channel != nil && $0.login == nil } }
+
+    // MARK: Requests
+
+    /// Subscribes to devices (bound ones only); they stay subscribed across reconnects.
+    /// Returns the devices the cloud refused, with its code.
+    @discardableResult
+    public func subscribe(_ dids: [String]) async throws(TetherError) -> [String: Int] {
+        guard !dids.isEmpty else { return [:] }
+        state.withLock { $0.subscribed.formUnion(dids) }
+        let answer = try await sendSubscribe(dids)
+        var failed: [String: Int] = [:]
+        for entry in answer["failed"]?.arrayValue ?? [] {
+            guard let did = entry["did"]?.stringValue else { continue }
+            if case .int(let code)? = entry["error_code"] { failed[did] = Int(code) }
+            state.withLock { _ = $0.subscribed.remove(did) }
+        }
+        return failed
+    }
+
+    /// Stops pushes of a device from being passed on (the M2M API has no unsubscribe; the
+    /// device is not subscribed again after a reconnect).
+    public func unsubscribe(_ did: String) { state.withLock { _ = $0.subscribed.remove(did) } }
+
+    /// Writes data points through the cloud and returns when the device acknowledged them. The
+    /// report that shows them applied arrives as ``CloudRealtimeEvent/status(did:attrs:sn:)``
+    /// with the same `sn`.
+    public func write(did: String, attrs: JSONObject, sn: Int? = nil) async throws(TetherError) -> CloudWriteAcknowledgement {
+        let promise = AsyncPromise<CloudWriteAcknowledgement, TetherError>()
+        let number = state.withLock { state -> Int in
+            let number = sn ?? state.nextSN
+            if sn == nil { state.nextSN += 1 }
+            state.writes[number] = (did, promise)
+            return number
+        }
+        let frame: JSONValue = ["cmd": "c2s_write", "req_sn": .int(Int64(number)), "data": ["did": .string(did), "attrs": .object(attrs)]]
+        return try await request(frame, promise: promise, what: "write to \(did)") { state in _ = state.writes.removeValue(forKey: number) }
+    }
+
+    /// Reads the device's latest status as the cloud holds it (`c2s_read`).
+    public func read(did: String, names: [String] = []) async throws(TetherError) -> JSONObject {
+        let promise = AsyncPromise<JSONObject, TetherError>()
+        let number = state.withLock { state -> Int in
+            defer { state.nextSN += 1 }
+            state.reads[state.nextSN] = promise
+            return state.nextSN
+        }
+        var data: JSONObject = ["did": .string(did)]
+        if !names.isEmpty { data["names"] = .array(names.map(JSONValue.string)) }
+        let frame: JSONValue = ["cmd": "c2s_read", "req_sn": .int(Int64(number)), "data": .object(data)]
+        return try await request(frame, promise: promise, what: "read of \(did)") { state in _ = state.reads.removeValue(forKey: number) }
+    }
+
+    private func sendSubscribe(_ dids: [String]) async throws(TetherError) -> JSONValue {
+        let promise = AsyncPromise<JSONValue, TetherError>()
+        state.withLock { $0.subscribe.append(promise) }
+        let frame: JSONValue = ["cmd": "subscribe_req", "data": .array(dids.map { ["did": .string($0)] })]
+        return try await request(frame, promise: promise, what: "subscription") { state in state.subscribe.removeAll { $0 === promise } }
+    }
+
+    private func request<Value: Sendable>(_ frame: JSONValue, promise: AsyncPromise<Value, TetherError>, what: String, cleanup: @escaping @Sendable (inout State) -> Void) async throws(TetherError) -> Value {
+        guard let channel = state.withLock({ $0.channel }) else {
+            state.withLock { cleanup(&$0) }
+            throw TetherError(.connectionClosed, "the cloud's real-time connection is down; the \(what) was not sent")
+        }
+        send(frame, on: channel)
+        let timeout = configuration.requestTimeout
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            promise.resolve(.failure(TetherError(.timeout, "no answer to the \(what) within \(timeout)")))
+        }
+        let result = await promise.result()
+        timer.cancel()
+        state.withLock { cleanup(&$0) }
+        return try result.get()
+    }
+
+    private func send(_ frame: JSONValue, on channel: any Channel) {
+        let text = frame.serialized()
+        channel.eventLoop.execute {
+            channel.writeAndFlush(M2MWebSocketChannel.frame(text, allocator: channel.allocator), promise: nil)
+        }
+    }
+
+    // MARK: Connection
+
+    private func maintain(first: AsyncPromise<Void, TetherError>) async {
+        var attempt = 0
+        while !Task.isCancelled, !state.withLock({ $0.shutDown }) {
+            do {
+                let channel = try await connect()
+                attempt = 0
+                first.resolve(.success(()))
+                broadcast.yield(.connected)
+                let heartbeat = Task { [configuration] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: configuration.heartbeat)
+                        self.send(["cmd": "ping"], on: channel)
+                    }
+                }
+                try? await channel.closeFuture.get()
+                heartbeat.cancel()
+                let waiting = state.withLock { state -> [AsyncPromise<CloudWriteAcknowledgement, TetherError>] in
+                    state.channel = nil
+                    defer { state.writes = [:] }
+                    return state.writes.values.map(\.promise)
+                }
+                let lost = TetherError(.connectionClosed, "the cloud's real-time connection closed")
+                for promise in waiting { promise.resolve(.failure(lost)) }
+                broadcast.yield(.disconnected(lost))
+            } catch {
+                if !first.isResolved {
+                    first.resolve(.failure(error))
+                    return
+                }
+                broadcast.yield(.disconnected(error))
+                logger.debug("cloud real-time connection failed", metadata: ["error": "\(error)"])
+            }
+            attempt += 1
+            var delay = configuration.reconnectInitial
+            for _ in 0..<min(attempt - 1, 16) where delay < configuration.reconnectMaximum { delay *= 2 }
+            try? await Task.sleep(for: min(delay, configuration.reconnectMaximum) * Double.random(in: 0.8...1.2))
+        }
+    }
+
+    /// Opens the WebSocket, logs in and resubscribes.
+    private func connect() async throws(TetherError) -> any Channel {
+        let endpoint = configuration.endpoint
+        let upgradedBox = PromiseBox()
+        let path = endpoint.basePath + "/ws/app/v1"
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: group)
+                .connectTimeout(TimeAmount(configuration.requestTimeout))
+                .channelInitializer { [self] channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let upgraded = channel.eventLoop.makePromise(of: Void.self)
+                        upgradedBox.set(upgraded.futureResult)
+                        if endpoint.isSecure { try CloudHTTPClient.addTLS(to: channel, host: endpoint.host) }
+                        try M2MWebSocketChannel.install(on: channel, host: endpoint.host, port: endpoint.port, path: path, received: { [weak self] text in self?.receive(text) }, upgraded: upgraded)
+                    }
+                }
+                .connect(host: endpoint.host, port: endpoint.port).get()
+            try await upgradedBox.future?.get()
+        } catch {
+            throw TetherError(.connectionFailed, "cannot open the cloud's real-time connection at \(endpoint): \(error)")
+        }
+        let session: CloudSession
+        do {
+            session = try await sessionProvider()
+        } catch let error as TetherError {
+            channel.close(promise: nil)
+            throw error
+        } catch {
+            channel.close(promise: nil)
+            throw TetherError(.notLoggedIn, "no session for the real-time connection: \(error)")
+        }
+        let login = AsyncPromise<JSONValue, TetherError>()
+        state.withLock { state in
+            state.channel = channel
+            state.login = login
+        }
+        send(["cmd": "login_req", "data": [
+            "appid": .string(configuration.appID), "uid": .string(session.uid), "token": .string(session.token),
+            "p0_type": "attrs_v4", "heartbeat_interval": .int(min(180, configuration.heartbeat.components.seconds * 2)), "auto_subscribe": false,
+        ]], on: channel)
+        let timeout = configuration.requestTimeout
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            login.resolve(.failure(TetherError(.timeout, "no login_res within \(timeout)")))
+        }
+        let answer = await login.result()
+        timer.cancel()
+        state.withLock { $0.login = nil }
+        do {
+            let data = try answer.get()
+            guard data["success"] == .bool(true) else {
+                let code: Int? = if case .int(let code)? = data["error_code"] { Int(code) } else { nil }
+                throw TetherError(.notLoggedIn, "the cloud refused the real-time login: \(data["msg"]?.stringValue ?? "")", cloudCode: code ?? 9004)
+            }
+            let dids = state.withLock { Array($0.subscribed) }.sorted()
+            if !dids.isEmpty { _ = try await sendSubscribe(dids) }
+        } catch let error as TetherError {
+            state.withLock { $0.channel = nil }
+            channel.close(promise: nil)
+            throw error
+        } catch {
+            state.withLock { $0.channel = nil }
+            channel.close(promise: nil)
+            throw TetherError(.connectionClosed, "the real-time login failed: \(error)")
+        }
+        return channel
+    }
+
+    private func shutdown(_ keeper: Task<Void, Never>) async {
+        let channel = state.withLock { state in
+            state.shutDown = true
+            return state.channel
+        }
+        try? await channel?.close()
+        keeper.cancel()
+        await keeper.value
+        broadcast.finish()
+    }
+
+    // MARK: Inbound
+
+    private func receive(_ text: String) {
+        guard let frame = try? JSONValue.parse(text), let cmd = frame["cmd"]?.stringValue else {
+            logger.debug("unreadable frame from the cloud")
+            return
+        }
+        let data = frame["data"] ?? .null
+        let sn: Int? = if case .int(let number)? = frame["res_sn"] { Int(number) } else { nil }
+        let did = data["did"]?.stringValue ?? frame["did"]?.stringValue ?? ""
+        switch cmd {
+        case "login_res":
+            state.withLock { $0.login }?.resolve(.success(data))
+        case "subscribe_res":
+            let waiter = state.withLock { state in state.subscribe.isEmpty ? nil : state.subscribe.removeFirst() }
+            waiter?.resolve(.success(data))
+        case "s2c_ack":
+            guard let sn else { return }
+            let waiter = state.withLock { state in
+                state.acknowledgedWrites.insert(sn)
+                return state.writes.removeValue(forKey: sn)
+            }
+            let commandID: Int64? = if case .int(let id)? = frame["command_id"] { id } else { nil }
+            waiter?.promise.resolve(.success(CloudWriteAcknowledgement(sn: sn, commandID: commandID)))
+        case "s2c_noti":
+            let attrs = data["attrs"]?.objectValue ?? [:]
+            if let sn, let read = state.withLock({ $0.reads.removeValue(forKey: sn) }) {
+                read.resolve(.success(attrs))
+                return
+            }
+            if let sn { state.withLock { _ = $0.acknowledgedWrites.remove(sn) } }
+            guard isSubscribed(did) else { return }
+            broadcast.yield(.status(did: did, attrs: attrs, sn: sn))
+        case "s2c_invalid_msg":
+            let code: Int = if case .int(let value)? = data["error_code"] { Int(value) } else { 9015 }
+            let error = TetherError(.cloudRefused, data["msg"]?.stringValue ?? "refused", cloudCode: code)
+            guard let sn else {
+                logger.debug("the cloud refused a frame", metadata: ["code": "\(code)"])
+                return
+            }
+            let (write, read, wasAcknowledged) = state.withLock { state in
+                (state.writes.removeValue(forKey: sn), state.reads.removeValue(forKey: sn), state.acknowledgedWrites.remove(sn) != nil)
+            }
+            if let write { write.promise.resolve(.failure(error)) }
+            if let read { read.resolve(.failure(error)) }
+            if write == nil, read == nil, wasAcknowledged || !did.isEmpty {
+                broadcast.yield(.writeFailed(did: did, sn: sn, error: error))
+            }
+        case "s2c_online_status":
+            guard isSubscribed(did) else { return }
+            broadcast.yield(.online(did: did, online: data["online"] == .bool(true)))
+        case "s2c_binding_changed":
+            let bound = data["bind"] == .bool(true)
+            if !bound { unsubscribe(did) }
+            broadcast.yield(.bindingChanged(did: did, bound: bound))
+        case "s2c_raw":
+            guard isSubscribed(did) else { return }
+            let bytes = (data["raw"]?.arrayValue ?? []).compactMap { value -> UInt8? in
+                if case .int(let number) = value { UInt8(exactly: number) } else { nil }
+            }
+            broadcast.yield(.raw(did: did, bytes: bytes))
+        case "s2c_event":
+            guard isSubscribed(did) else { return }
+            broadcast.yield(.event(did: did, identifier: data["event"]?.stringValue ?? "", type: data["type"]?.stringValue ?? "info", values: data["values"] ?? .null))
+        default:
+            break
+        }
+    }
+
+    private func isSubscribed(_ did: String) -> Bool { state.withLock { $0.subscribed.contains(did) } }
+}
+
+/// Hands the upgrade future out of the channel initializer.
+private final class PromiseBox: Sendable {
+    private let value = Mutex<EventLoopFuture<Void>?>(nil)
+    func set(_ future: EventLoopFuture<Void>) { value.withLock { $0 = future } }
+    var future: EventLoopFuture<Void>? { value.withLock { $0 } }
+}
