@@ -65,6 +65,13 @@ public struct TetherCloudAPI: Sendable {
         try CloudSession(json: try await call(.POST, "/app/login", body: ["username": .string(username), "password": .string(password)]))
     }
 
+    /// A new token for the session's user, valid for the cloud's full token lifetime (Tether
+    /// extension: sessions are renewed before they expire, without the password). Throws
+    /// ``TetherError/Code/notLoggedIn`` when the session is already over.
+    public func refresh(_ session: CloudSession) async throws(TetherError) -> CloudSession {
+        try CloudSession(json: try await call(.POST, "/app/token/refresh", session: session))
+    }
+
     /// Sends an SMS code to `phone` (needs the app secret: the app's token is requested first).
     public func requestSMSCode(phone: String) async throws(TetherError) {
         guard let appSecret else { throw TetherError(.invalidArgument, "SMS codes need the app secret (TetherCloudAPI(appSecret:))") }

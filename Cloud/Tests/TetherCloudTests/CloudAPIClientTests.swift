@@ -9,7 +9,7 @@ import TetherCore
 @Suite("SDK cloud API client", .timeLimit(.minutes(1)))
 struct CloudAPIClientTests {
     static func api(_ cloud: CloudHarness) throws -> TetherCloudAPI {
-        TetherCloudAPI(endpoint: try CloudEndpoint(url: "http://127.0.0.1:\(cloud.httpPort)"), appID: cloud.app.appID, appSecret: cloud.app.appSecret, timeout: .seconds(5))
+        TetherCloudAPI(endpoint: try CloudEndpoint(url: "http://127.0.0.1:\(cloud.httpPort)"), appID: cloud.app.appID, appSecret: cloud.app.appSecret, timeout: .seconds(20))
     }
 
     @Test("accounts: register, log in, wrong password, profile, password change revokes the old token")
@@ -33,6 +33,9 @@ struct CloudAPIClientTests {
             let revoked = await #expect(throws: TetherError.self) { try await api.userInfo(session) }
             #expect(revoked?.code == .notLoggedIn)
             #expect(try await api.userInfo(renewed).uid == session.uid)
+            let refreshed = try await api.refresh(renewed)
+            #expect(refreshed.uid == session.uid && refreshed.token != renewed.token && refreshed.expireAt >= renewed.expireAt)
+            #expect(try await api.userInfo(refreshed).uid == session.uid)
             let anonymous = try await api.loginAnonymously(phoneID: "phone-1")
             #expect(try await api.loginAnonymously(phoneID: "phone-1").uid == anonymous.uid)
             try await api.requestSMSCode(phone: "+8613800000000")
@@ -87,6 +90,19 @@ struct CloudAPIClientTests {
         #expect(try CloudEndpoint(url: "https://cloud.example:8443").description == "https://cloud.example:8443")
         for bad in ["cloud.example", "ftp://x", "http://", "http://host:70000", "http://host:port"] {
             #expect(throws: TetherError.self) { try CloudEndpoint(url: bad) }
+        }
+    }
+
+    @Test("an expired session cannot be refreshed")
+    func expiredRefresh() async throws {
+        var policy = CloudHarness.testPolicy
+        policy.tokenLifetime = 0
+        try await CloudHarness.run(.sqlite, policy: policy) { cloud in
+            let api = try Self.api(cloud)
+            let expired = try await api.register(username: "shortlived", password: "Passw0rd!")
+            let refusal = await #expect(throws: TetherError.self) { try await api.refresh(expired) }
+            #expect(refusal?.code == .notLoggedIn)
+            #expect(refusal?.cloudCode == 9006)
         }
     }
 

@@ -9,7 +9,7 @@ import TetherCore
 @Suite("SDK real-time client", .timeLimit(.minutes(1)))
 struct CloudRealtimeClientTests {
     static func configuration(_ cloud: CloudHarness) throws -> CloudRealtimeConfiguration {
-        CloudRealtimeConfiguration(endpoint: try CloudEndpoint(url: "http://127.0.0.1:\(cloud.httpPort)"), appID: cloud.app.appID, heartbeat: .seconds(5), requestTimeout: .seconds(5))
+        CloudRealtimeConfiguration(endpoint: try CloudEndpoint(url: "http://127.0.0.1:\(cloud.httpPort)"), appID: cloud.app.appID, heartbeat: .seconds(5), requestTimeout: .seconds(15))
     }
 
     /// The first event matching `predicate`, or a failure after `timeout`.

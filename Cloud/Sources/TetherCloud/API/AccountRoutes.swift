@@ -105,6 +105,16 @@ struct AccountRoutes<Context: RequestContext> {
             return Response.emptyJSON
         }
         router.on(.init(
+            method: .post, path: "/app/token/refresh",
+            summary: "Tether extension: a new token for the user of a valid one (apps renew sessions before they expire)",
+            tag: "users", security: .appAndUser,
+            success: .created(JSONSchema.ref("Session"))
+        )) { request, _ in
+            let user = try await accounts.authenticate(request)
+            let session = try await accounts.issueToken(uid: user.uid, appID: user.appID, on: accounts.database)
+            return Response.json(session.json, status: .created)
+        }
+        router.on(.init(
             method: .post, path: "/app/reset_password/confirm", summary: "Tether extension: set the new password with the token of a reset e-mail",
             tag: "users", security: .none,
             body: JSONSchema.object(["token": JSONSchema.string, "new_pwd": JSONSchema.string], required: ["token", "new_pwd"]),
