@@ -86,6 +86,7 @@ let package = Package(
             dependencies: [
                 "TetherCore",
                 "TetherGizwitsLAN",
+                "TetherCloudClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

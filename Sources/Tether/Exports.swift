@@ -2,3 +2,4 @@
 // that appear in the SDK's API.
 @_exported public import TetherCore
 @_exported public import TetherGizwitsLAN
+@_exported public import TetherCloudClient

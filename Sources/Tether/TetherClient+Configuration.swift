@@ -1,3 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+public import TetherCloudClient
+
 extension TetherClient {
     /// How a ``TetherClient`` works. Every field has a default.
     public struct Configuration: Sendable {
@@ -5,10 +12,48 @@ extension TetherClient {
         /// device's data points.
         public var products: [ThingModel]
         public var lan: LANConfiguration
+        /// The cloud, for accounts and devices beyond the LAN; nil for a LAN-only client.
+        public var cloud: CloudOptions?
 
-        public init(products: [ThingModel] = [], lan: LANConfiguration = .init()) {
+        public init(products: [ThingModel] = [], lan: LANConfiguration = .init(), cloud: CloudOptions? = nil) {
             self.products = products
             self.lan = lan
+            self.cloud = cloud
+        }
+    }
+
+    /// Which cloud the client uses, as which app, and where the user's session is kept.
+    public struct CloudOptions: Sendable {
+        public var endpoint: CloudEndpoint
+        public var appID: String
+        /// Needed only for SMS codes. Never logged.
+        public var appSecret: String?
+        /// Where the session is kept between launches (a file by default).
+        public var sessionStore: any SessionStore
+        /// A session that expires sooner than this is renewed on its next use.
+        public var renewBefore: Duration
+        public var requestTimeout: Duration
+
+        public init(
+            endpoint: CloudEndpoint,
+            appID: String,
+            appSecret: String? = nil,
+            sessionStore: (any SessionStore)? = nil,
+            renewBefore: Duration = .seconds(24 * 3600),
+            requestTimeout: Duration = .seconds(15)
+        ) {
+            self.endpoint = endpoint
+            self.appID = appID
+            self.appSecret = appSecret
+            self.sessionStore = sessionStore ?? FileSessionStore(path: Self.defaultSessionPath(appID: appID))
+            self.renewBefore = renewBefore
+            self.requestTimeout = requestTimeout
+        }
+
+        /// `$HOME/.tether/session-APPID.json` (the temporary directory without a home).
+        static func defaultSessionPath(appID: String) -> String {
+            let home = ProcessInfo.processInfo.environment["HOME"] ?? FileManager.default.temporaryDirectory.path
+            return "\(home)/.tether/session-\(appID).json"
         }
     }
 }

@@ -27,9 +27,18 @@ public final class TetherClient: Sendable {
 
     private let state = Mutex(State())
 
+    /// The user's account with the cloud; nil when the configuration names no cloud.
+    public let account: TetherAccount?
+
     init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
+        account = configuration.cloud.map { cloud in
+            TetherAccount(
+                api: TetherCloudAPI(endpoint: cloud.endpoint, appID: cloud.appID, appSecret: cloud.appSecret, timeout: cloud.requestTimeout),
+                store: cloud.sessionStore, renewBefore: cloud.renewBefore, logger: logger
+            )
+        }
     }
 
     /// Every device the client knows, in the order it found them.
@@ -135,6 +144,7 @@ public final class TetherClient: Sendable {
             device.finishEvents()
         }
         listBroadcast.finish()
+        account?.finish()
     }
 }
 

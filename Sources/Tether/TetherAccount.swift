@@ -1,0 +1,202 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import Synchronization
+public import TetherCloudClient
+
+/// What happens to the user's session.
+public enum AccountEvent: Sendable, Hashable {
+    case loggedIn(uid: String)
+    case loggedOut
+    /// The session was renewed before it expired; nothing for the user to do.
+    case sessionRenewed
+    /// The session is over and could not be renewed (it expired, or the password changed on
+    /// another device): the user must log in again. Sent once per session.
+    case sessionExpired
+}
+
+/// The user's account with the cloud: every registration and login mode of the Gizwits SDK,
+/// the session kept in a ``SessionStore`` across launches and renewed before it expires.
+///
+/// ```swift
+/// try await client.account!.login(username: "alice", password: "Passw0rd!")
+/// let user = try await client.account!.userInfo()
+/// ```
+public final class TetherAccount: Sendable {
+    public let api: TetherCloudAPI
+    let store: any SessionStore
+    let renewBefore: Duration
+    let logger: Logger
+    private let current = Mutex<CloudSession?>(nil)
+    private let eventBroadcast = Broadcast<AccountEvent>(bufferSize: 64)
+    private let renewal = Mutex<Task<CloudSession, any Error>?>(nil)
+
+    init(api: TetherCloudAPI, store: any SessionStore, renewBefore: Duration, logger: Logger) {
+        self.api = api
+        self.store = store
+        self.renewBefore = renewBefore
+        self.logger = logger
+        let stored = try? store.load()
+        current.withLock { $0 = stored ?? nil }
+    }
+
+    /// The session now (loaded from the store at start), nil when nobody is logged in.
+    public var session: CloudSession? { current.withLock { $0 } }
+
+    public var isLoggedIn: Bool { session != nil }
+
+    /// Account events from now on.
+    public func events() -> AsyncStream<AccountEvent> { eventBroadcast.subscribe() }
+
+    // MARK: Logging in
+
+    @discardableResult
+    public func register(username: String, password: String) async throws(TetherError) -> CloudSession {
+        try adopt(try await api.register(username: username, password: password))
+    }
+
+    @discardableResult
+    public func register(phone: String, code: String, password: String) async throws(TetherError) -> CloudSession {
+        try adopt(try await api.register(phone: phone, code: code, password: password))
+    }
+
+    /// Registers by e-mail; the user logs in once the confirmation link was opened.
+    public func register(email: String, password: String) async throws(TetherError) {
+        try await api.register(email: email, password: password)
+    }
+
+    @discardableResult
+    public func login(username: String, password: String) async throws(TetherError) -> CloudSession {
+        try adopt(try await api.login(username: username, password: password))
+    }
+
+    @discardableResult
+    public func loginAnonymously(phoneID: String) async throws(TetherError) -> CloudSession {
+        try adopt(try await api.loginAnonymously(phoneID: phoneID))
+    }
+
+    @discardableResult
+    public func login(thirdParty source: String, uid: String, token: String) async throws(TetherError) -> CloudSession {
+        try adopt(try await api.login(thirdParty: source, uid: uid, token: token))
+    }
+
+    public func requestSMSCode(phone: String) async throws(TetherError) { try await api.requestSMSCode(phone: phone) }
+    public func resetPassword(phone: String, code: String, newPassword: String) async throws(TetherError) {
+        try await api.resetPassword(phone: phone, code: code, newPassword: newPassword)
+    }
+    public func resetPassword(email: String) async throws(TetherError) { try await api.resetPassword(email: email) }
+
+    /// Forgets the session, here and in the store.
+    public func logout() {
+        current.withLock { $0 = nil }
+        try? store.save(nil)
+        eventBroadcast.yield(.loggedOut)
+    }
+
+    // MARK: The logged-in user
+
+    public func userInfo() async throws(TetherError) -> CloudUser {
+        try await withSession { session throws(TetherError) in try await api.userInfo(session) }
+    }
+
+    /// Changes the password; the cloud ends every other session of the user, this one goes on
+    /// with the new token.
+    public func changePassword(old: String, new: String) async throws(TetherError) {
+        let renewed = try await withSession { session throws(TetherError) in try await api.changePassword(session, old: old, new: new) }
+        try store(renewed)
+    }
+
+    /// Turns an anonymous user into a named one, keeping the uid and the bound devices.
+    public func convertAnonymous(username: String, password: String) async throws(TetherError) {
+        try await withSession { session throws(TetherError) in try await api.convertAnonymous(session, username: username, password: password) }
+    }
+
+    // MARK: Session
+
+    /// A session that is valid now: renewed first when it expires within `renewBefore`.
+    /// Throws ``TetherError/Code/notLoggedIn`` when there is none, or when it is over (and then
+    /// sends ``AccountEvent/sessionExpired`` once).
+    public func validSession() async throws(TetherError) -> CloudSession {
+        guard let session else { throw TetherError(.notLoggedIn, "nobody is logged in") }
+        let now = Self.unixNow()
+        guard session.expireAt - now <= renewBefore.components.seconds else { return session }
+        guard session.expireAt > now else {
+            expire(session)
+            throw TetherError(.notLoggedIn, "the session expired; log in again")
+        }
+        return try await renew(session)
+    }
+
+    /// Runs `operation` with a valid session; a session the cloud says is over is reported
+    /// once and the error rethrown.
+    func withSession<Result: Sendable>(_ operation: (CloudSession) async throws(TetherError) -> Result) async throws(TetherError) -> Result {
+        let session = try await validSession()
+        do {
+            return try await operation(session)
+        } catch where error.code == .notLoggedIn {
+            expire(session)
+            throw error
+        }
+    }
+
+    private func renew(_ session: CloudSession) async throws(TetherError) -> CloudSession {
+        // One renewal at a time, however many requests need it.
+        let task = renewal.withLock { running -> Task<CloudSession, any Error> in
+            if let running { return running }
+            let task = Task { [api] in try await api.refresh(session) }
+            running = task
+            return task
+        }
+        defer { renewal.withLock { $0 = nil } }
+        do {
+            let renewed = try await task.value
+            try store(renewed)
+            eventBroadcast.yield(.sessionRenewed)
+            logger.debug("session renewed")
+            return renewed
+        } catch let error as TetherError where error.code == .notLoggedIn {
+            expire(session)
+            throw error
+        } catch let error as TetherError {
+            // Not renewed now (the cloud is unreachable): the session is still valid until it expires.
+            logger.debug("session renewal postponed", metadata: ["tether.error": "\(error)"])
+            return session
+        } catch {
+            return session
+        }
+    }
+
+    /// The session is over: forget it and say so, once.
+    private func expire(_ session: CloudSession) {
+        let wasCurrent = current.withLock { current -> Bool in
+            guard current == session else { return false }
+            current = nil
+            return true
+        }
+        guard wasCurrent else { return }
+        try? store.save(nil)
+        eventBroadcast.yield(.sessionExpired)
+    }
+
+    private func adopt(_ session: CloudSession) throws(TetherError) -> CloudSession {
+        try store(session)
+        eventBroadcast.yield(.loggedIn(uid: session.uid))
+        return session
+    }
+
+    private func store(_ session: CloudSession) throws(TetherError) {
+        current.withLock { $0 = session }
+        do {
+            try store.save(session)
+        } catch {
+            throw TetherError(.invalidArgument, "the session could not be stored: \(error)")
+        }
+    }
+
+    static func unixNow() -> Int64 { Int64(Date().timeIntervalSince1970) }
+
+    func finish() { eventBroadcast.finish() }
+}
