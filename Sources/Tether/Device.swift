@@ -35,6 +35,8 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         var session: LANSession?
         var nextSN: UInt32 = 1
         var snInFlight: Set<UInt32> = []
+        /// What the cloud says, when the user is bound to the device.
+        var cloud: CloudPresence?
     }
 
     /// A subscription: the task that keeps the connection up, and the connection when it is.
@@ -116,12 +118,14 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         if expired { updateNetStatus() }
     }
 
-    func updateNetStatus() {
+    /// Recomputes ``netStatus``; the list is published when it changed, or when `force` (a
+    /// change the list shows that is not the net status, such as the binding).
+    func updateNetStatus(force: Bool = false) {
         let changed = state.withLock { state -> NetStatus? in
             let status: NetStatus
             if state.session?.connection?.isActive == true {
                 status = .controllable
-            } else if state.onLAN {
+            } else if state.onLAN || state.cloud?.isOnline == true {
                 status = .online
             } else {
                 status = .offline
@@ -133,7 +137,7 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         if let changed {
             logger.debug("device net status changed", metadata: ["tether.device": "\(id)", "tether.netStatus": "\(changed)"])
             emit(.netStatus(changed))
-            onNetStatusChange()
         }
+        if changed != nil || force { onNetStatusChange() }
     }
 }

@@ -33,6 +33,8 @@ extension TetherClient {
         /// A session that expires sooner than this is renewed on its next use.
         public var renewBefore: Duration
         public var requestTimeout: Duration
+        /// How often the bound devices are read again (they are also read at every login).
+        public var bindingsRefreshInterval: Duration
 
         public init(
             endpoint: CloudEndpoint,
@@ -40,7 +42,8 @@ extension TetherClient {
             appSecret: String? = nil,
             sessionStore: (any SessionStore)? = nil,
             renewBefore: Duration = .seconds(24 * 3600),
-            requestTimeout: Duration = .seconds(15)
+            requestTimeout: Duration = .seconds(15),
+            bindingsRefreshInterval: Duration = .seconds(60)
         ) {
             self.endpoint = endpoint
             self.appID = appID
@@ -48,6 +51,7 @@ extension TetherClient {
             self.sessionStore = sessionStore ?? FileSessionStore(path: Self.defaultSessionPath(appID: appID))
             self.renewBefore = renewBefore
             self.requestTimeout = requestTimeout
+            self.bindingsRefreshInterval = bindingsRefreshInterval
         }
 
         /// `$HOME/.tether/session-APPID.json` (the temporary directory without a home).

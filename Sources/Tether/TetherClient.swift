@@ -23,6 +23,9 @@ public final class TetherClient: Sendable {
     private struct State {
         var devices: [String: Device] = [:]
         var order: [String] = []
+        /// Other names of a device (its did, its MAC as lowercase hex) → its id, so that the
+        /// LAN and the cloud find the same object.
+        var aliases: [String: String] = [:]
     }
 
     private let state = Mutex(State())
@@ -41,20 +44,28 @@ public final class TetherClient: Sendable {
         }
     }
 
-    /// Every device the client knows, in the order it found them.
+    /// Every device the client knows, in the order it found them: found on the LAN, added by
+    /// address, or bound to the user in the cloud. A device that only the cloud listed leaves
+    /// the list when the user is no longer bound to it.
     public var devices: [Device] {
-        state.withLock { state in state.order.compactMap { state.devices[$0] } }
+        state.withLock { state in state.order.compactMap { state.devices[$0] } }.filter(\.isListed)
     }
 
-    /// The device list now, then again every time a device appears or its ``NetStatus``
-    /// changes. Device objects are the same from one list to the next.
-    public func deviceListUpdates() -> AsyncStream<[Device]> {
+    /// The device list now, then again every time a device appears or leaves, or its
+    /// ``NetStatus`` or binding changes. Device objects are the same from one list to the next.
+    ///
+    /// - Parameter productKeys: only devices of these products (nil: all).
+    public func deviceListUpdates(productKeys: Set<String>? = nil) -> AsyncStream<[Device]> {
         let updates = listBroadcast.subscribe()
-        let current = devices
+        let filter: @Sendable ([Device]) -> [Device] = { list in
+            guard let productKeys else { return list }
+            return list.filter { productKeys.contains($0.productKey) }
+        }
+        let current = filter(devices)
         return AsyncStream(bufferingPolicy: .bufferingNewest(16)) { continuation in
             continuation.yield(current)
             let task = Task {
-                for await list in updates { continuation.yield(list) }
+                for await list in updates { continuation.yield(filter(list)) }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
@@ -82,14 +93,26 @@ public final class TetherClient: Sendable {
         }
     }
 
-    private func register(id: String, make: () -> Device) -> Device {
-        if let existing = state.withLock({ $0.devices[id] }) { return existing }
+    /// The device known by `id` or by any of `aliases` (a did, a MAC), or a new one from `make`.
+    private func register(id: String, aliases: [String] = [], make: () -> Device) -> Device {
+        let keys = [id] + aliases.filter { !$0.isEmpty }
+        let lookup = { (state: State) -> Device? in
+            for key in keys {
+                if let device = state.devices[key] ?? state.aliases[key].flatMap({ state.devices[$0] }) { return device }
+            }
+            return nil
+        }
+        if let existing = state.withLock({ lookup($0) }) {
+            state.withLock { state in for key in keys where state.devices[key] == nil { state.aliases[key] = existing.id } }
+            return existing
+        }
         let candidate = make()
         let (device, added) = state.withLock { state -> (Device, Bool) in
-            if let existing = state.devices[id] { return (existing, false) }
+            if let existing = lookup(state) { return (existing, false) }
             let device = candidate
             state.devices[id] = device
             state.order.append(id)
+            for key in keys.dropFirst() { state.aliases[key] = id }
             return (device, true)
         }
         if added { publishList() }
@@ -128,7 +151,7 @@ public final class TetherClient: Sendable {
         let info = answer.info
         let mac = info.macString
         let endpoint = LANEndpoint(host: answer.host, port: configuration.lan.tcpPort)
-        let device = register(id: mac) {
+        let device = register(id: mac, aliases: [info.did, Device.normalizedMAC(mac)]) {
             Device(
                 id: mac, did: info.did, productKey: info.productKey, mac: mac, endpoint: endpoint, onLAN: true,
                 model: model(forProductKey: info.productKey), lan: configuration.lan, logger: logger,
@@ -136,6 +159,66 @@ public final class TetherClient: Sendable {
             )
         }
         device.sawOnLAN(did: info.did, productKey: info.productKey, endpoint: endpoint)
+    }
+
+    // MARK: The cloud
+
+    /// Reads the user's bound devices from the cloud and merges them into the device list: a
+    /// device also found on the LAN is the same object (matched by did or MAC). Called when the
+    /// user logs in and every `bindingsRefreshInterval`; call it after binding or unbinding
+    /// elsewhere for an immediate update.
+    @discardableResult
+    public func refreshBindings() async throws(TetherError) -> [Device] {
+        guard let account else { throw TetherError(.invalidArgument, "the client has no cloud configured") }
+        let bound = try await account.withSession { session throws(TetherError) in try await account.api.bindings(session) }
+        var boundDevices: [Device] = []
+        for entry in bound {
+            let mac = Device.normalizedMAC(entry.mac)
+            let device = register(id: entry.did, aliases: [mac]) {
+                Device(
+                    id: entry.did, did: entry.did, productKey: entry.productKey, mac: entry.mac.isEmpty ? nil : Device.displayMAC(entry.mac),
+                    endpoint: nil, onLAN: false, model: model(forProductKey: entry.productKey), lan: configuration.lan, logger: logger,
+                    onNetStatusChange: { [weak self] in self?.publishList() }
+                )
+            }
+            device.updateCloud(entry)
+            boundDevices.append(device)
+        }
+        let boundIDs = Set(boundDevices.map(\.id))
+        let all = state.withLock { state in state.order.compactMap { state.devices[$0] } }
+        for device in all where device.isBound && !boundIDs.contains(device.id) { device.updateCloud(nil) }
+        publishList()
+        return boundDevices
+    }
+
+    /// Keeps the bound devices current: at start when a session is stored, on every login,
+    /// and every `interval`.
+    func runCloudRefresh(interval: Duration) async {
+        guard let account else { return }
+        let events = account.events()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in events {
+                    switch event {
+                    case .loggedIn, .sessionRenewed: _ = try? await self.refreshBindings()
+                    case .loggedOut, .sessionExpired: self.forgetBindings()
+                    }
+                }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    if account.isLoggedIn { _ = try? await self.refreshBindings() }
+                    do { try await Task.sleep(for: interval) } catch { return }
+                }
+            }
+        }
+    }
+
+    /// Nobody is logged in any more: no device is bound.
+    func forgetBindings() {
+        let all = state.withLock { state in state.order.compactMap { state.devices[$0] } }
+        for device in all where device.isBound { device.updateCloud(nil) }
+        publishList()
     }
 
     func shutdown() async {
@@ -157,15 +240,16 @@ public func withTetherClient<Result: Sendable>(
 ) async throws -> Result {
     let client = TetherClient(configuration: configuration, logger: logger)
     let discovery = configuration.lan.discoveryEnabled ? Task { await client.runDiscovery() } : nil
+    let cloud = configuration.cloud.map { cloud in Task { await client.runCloudRefresh(interval: cloud.bindingsRefreshInterval) } }
     do {
         let result = try await body(client)
-        discovery?.cancel()
-        await discovery?.value
+        for task in [discovery, cloud] { task?.cancel() }
+        for task in [discovery, cloud] { await task?.value }
         await client.shutdown()
         return result
     } catch {
-        discovery?.cancel()
-        await discovery?.value
+        for task in [discovery, cloud] { task?.cancel() }
+        for task in [discovery, cloud] { await task?.value }
         await client.shutdown()
         throw error
     }

@@ -1,0 +1,85 @@
+import Synchronization
+import TetherCloudClient
+
+/// Which paths reach a device right now.
+public enum Reachability: String, Hashable, Sendable, CustomStringConvertible {
+    case none
+    /// It answers discovery on the LAN (or was added by address).
+    case lan
+    /// The cloud says it is connected, and the user is bound to it.
+    case cloud
+    case both
+
+    public var description: String { rawValue }
+}
+
+/// What the cloud says about a device the user is bound to.
+struct CloudPresence: Sendable, Equatable {
+    var isOnline: Bool
+    var remark: String
+    var alias: String
+    var role: String
+    var productName: String
+    var passcode: String
+}
+
+extension Device {
+    /// Whether the user is bound to the device in the cloud.
+    public var isBound: Bool { state.withLock { $0.cloud != nil } }
+
+    /// Whether the cloud says the device is connected to it (for bound devices).
+    public var isOnlineInCloud: Bool { state.withLock { $0.cloud?.isOnline ?? false } }
+
+    /// The user's name for the device in the cloud (`dev_alias`), when bound.
+    public var alias: String? { state.withLock { $0.cloud?.alias } }
+
+    /// The user's remark for the device in the cloud, when bound.
+    public var remark: String? { state.withLock { $0.cloud?.remark } }
+
+    /// The paths that reach the device now.
+    public var reachability: Reachability {
+        state.withLock { state in
+            switch (state.onLAN, state.cloud?.isOnline == true) {
+            case (true, true): return .both
+            case (true, false): return .lan
+            case (false, true): return .cloud
+            case (false, false): return .none
+            }
+        }
+    }
+
+    /// Whether the device belongs in the list: seen on the LAN (now or before), added by
+    /// address, or bound in the cloud.
+    var isListed: Bool { state.withLock { $0.endpoint != nil || $0.cloud != nil } }
+
+    /// Records what the cloud's binding list says (nil: not bound any more).
+    func updateCloud(_ device: CloudDevice?) {
+        let changed = state.withLock { state -> Bool in
+            let presence = device.map {
+                CloudPresence(isOnline: $0.isOnline, remark: $0.remark, alias: $0.alias, role: $0.role, productName: $0.productName, passcode: $0.passcode)
+            }
+            if let device {
+                if state.did.isEmpty { state.did = device.did }
+                if state.productKey.isEmpty { state.productKey = device.productKey }
+                if state.mac == nil, !device.mac.isEmpty { state.mac = Device.displayMAC(device.mac) }
+                if state.passcode == nil, !device.passcode.isEmpty { state.passcode = device.passcode }
+            }
+            guard state.cloud != presence else { return false }
+            state.cloud = presence
+            return true
+        }
+        if changed { updateNetStatus(force: true) }
+    }
+
+    /// `ac:cf:23:50:d4:46`, from any spelling of a MAC address.
+    static func displayMAC(_ text: String) -> String {
+        let digits = Array(normalizedMAC(text))
+        guard digits.count == 12 else { return text.lowercased() }
+        return stride(from: 0, to: 12, by: 2).map { String(digits[$0..<$0 + 2]) }.joined(separator: ":")
+    }
+
+    /// Lowercase hex digits only, so that `AC:CF:23…` and `accf23…` compare equal.
+    static func normalizedMAC(_ text: String) -> String {
+        String(text.lowercased().filter(\.isHexDigit))
+    }
+}
