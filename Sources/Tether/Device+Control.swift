@@ -3,83 +3,106 @@ import Synchronization
 import NIOCore
 
 extension Device {
-    /// Connects to the device on the LAN, logs in and reads its status. Returns when the device
-    /// is ``NetStatus/controllable``; from then on the client keeps the subscription up: it sends
-    /// heartbeats, reconnects when the link drops and reads the status again after every
-    /// reconnection, until ``unsubscribe()``.
+    /// Subscribes to the device: from then on the client keeps it controllable on whichever path
+    /// reaches it, LAN first. On the LAN it connects, logs in and reads the status (and binds the
+    /// device to the logged-in user through the cloud when it is not yet); through the cloud it
+    /// subscribes on the real-time connection. Returns once either path is up. Afterwards the
+    /// client sends heartbeats, reconnects, moves to the cloud when the LAN link drops and back
+    /// when it returns, and reads the status again after every change of path, until
+    /// ``unsubscribe()``.
     ///
     /// - Parameter passcode: the device's passcode. When nil, the client uses the passcode it
-    ///   used before, or asks the device for it, which works only in the binding window.
-    /// - Throws: ``TetherError/Code/deviceOffline`` when the device's address is unknown;
+    ///   used before, the one the cloud gave for a bound device, or asks the device for it,
+    ///   which works only in the binding window.
+    /// - Throws: ``TetherError/Code/deviceOffline`` when no path reaches the device;
     ///   ``TetherError/Code/connectionFailed``; ``TetherError/Code/notInBindingWindow`` when no
     ///   passcode is known and the device will not give it; ``TetherError/Code/loginFailed``
-    ///   (wrong passcode, or the device serves its maximum of clients); ``TetherError/Code/timeout``.
+    ///   (wrong passcode, or the device serves its maximum of clients); ``TetherError/Code/timeout``;
+    ///   ``TetherError/Code/cloudRefused`` when only the cloud could reach it and refused.
     public func subscribe(passcode: String? = nil) async throws(TetherError) {
         let promise = AsyncPromise<Void, TetherError>()
         let started = state.withLock { state -> AsyncPromise<Void, TetherError>? in
             if let passcode { state.passcode = passcode }
             if let session = state.session { return session.firstLogin }
-            state.session = LANSession(task: nil, connection: nil, firstLogin: promise)
+            state.session = Subscription(task: nil, connection: nil, firstLogin: promise)
             return nil
         }
         if let started {
             return try await started.value()
         }
-        let task = Task { await self.runSession(firstLogin: promise) }
-        state.withLock { $0.session?.task = task }
+        let task = Task { await self.runSubscription(established: promise) }
+        state.withLock { if $0.session?.firstLogin === promise { $0.session?.task = task } }
         try await promise.value()
     }
 
-    /// Ends the subscription and closes the connection.
+    /// Ends the subscription on both paths and closes the LAN connection.
     public func unsubscribe() async {
-        let session = state.withLock { state -> LANSession? in
+        let session = state.withLock { state -> Subscription? in
             defer { state.session = nil }
             return state.session
         }
         session?.task?.cancel()
         await session?.connection?.close()
         await session?.task?.value
+        if session?.cloud == true { link?.realtime?.unsubscribe(did) }
         updateNetStatus()
     }
 
-    /// Writes data points. The values are checked against the product model first.
+    /// Writes data points, on the LAN when the device is connected there, through the cloud
+    /// otherwise. The values are checked against the product model first.
     ///
     /// - Parameter sn: the sequence number the device's acknowledgement must carry. Nil lets the
     ///   client pick one; 0 sends the write without asking for an acknowledgement (it returns as
-    ///   soon as the write is sent, and the device's report follows as an event).
-    /// - Returns: the acknowledged `sn` and the status the device sent with its acknowledgement,
-    ///   which is also delivered as a ``DeviceEvent/status(_:)`` event with that `sn`.
+    ///   soon as the write is sent, or through the cloud accepted, and the device's report
+    ///   follows as an event).
+    /// - Returns: the acknowledged `sn` and the status the device sent with its acknowledgement
+    ///   (through the cloud: the report that answered the `sn`, when it came within the request
+    ///   timeout), which is also delivered as a ``DeviceEvent/status(_:)`` event with that `sn`.
     @discardableResult
     public func write(_ values: [String: DataValue], sn: UInt32? = nil) async throws(TetherError) -> WriteResult {
         let codec = try requireCodec()
         let normalized = try codec.model.validateWrite(values)
-        let connection = try requireConnection()
-        let p0 = try codec.encode(.control(normalized), baseline: status.allValues)
-        if sn == 0 {
-            try await connection.send(.p0ToDevice(p0))
-            return WriteResult(sn: 0, status: nil)
+        switch try requirePath() {
+        case .lan(let connection):
+            let p0 = try codec.encode(.control(normalized), baseline: status.allValues)
+            if sn == 0 {
+                try await connection.send(.p0ToDevice(p0))
+                return WriteResult(sn: 0, status: nil)
+            }
+            let sn = try reserveSN(sn)
+            defer { releaseSN(sn) }
+            let status = try await requestStatus(p0, sn: sn, on: connection, reportedSN: sn)
+            return WriteResult(sn: sn, status: status)
+        case .cloud(let realtime):
+            let number = try reserveSN(sn == 0 ? nil : sn)
+            defer { releaseSN(number) }
+            let status = try await writeThroughCloud(normalized, sn: number, on: realtime, waitForReport: sn != 0)
+            return WriteResult(sn: sn == 0 ? 0 : number, status: status)
         }
-        let sn = try reserveSN(sn)
-        defer { releaseSN(sn) }
-        let status = try await requestStatus(p0, sn: sn, on: connection, reportedSN: sn)
-        return WriteResult(sn: sn, status: status)
     }
 
-    /// Reads the device's status now (P0 read with acknowledgement) and returns it; it is also
-    /// delivered as a ``DeviceEvent/status(_:)`` event with `sn` 0.
+    /// Reads the device's status now and returns it: from the device on the LAN (P0 read with
+    /// acknowledgement), or the cloud's latest copy of it. It is also delivered as a
+    /// ``DeviceEvent/status(_:)`` event with `sn` 0.
     public func getStatus() async throws(TetherError) -> DeviceStatus {
         let codec = try requireCodec()
-        let connection = try requireConnection()
-        return try await readStatus(codec: codec, on: connection)
+        switch try requirePath() {
+        case .lan(let connection): return try await readStatus(codec: codec, on: connection)
+        case .cloud(let realtime): return try await readThroughCloud(realtime)
+        }
     }
 
     /// Sends transparent data (P0 action 0x05), outside the data-point model. Answers arrive as
     /// ``DeviceEvent/binary(_:)`` events.
     public func sendBinary(_ bytes: [UInt8]) async throws(TetherError) {
-        let connection = try requireConnection()
-        var p0 = ByteBuffer(bytes: [P0Action.transparentToDevice.rawValue])
-        p0.writeBytes(bytes)
-        try await connection.send(.p0ToDevice(p0))
+        switch try requirePath() {
+        case .lan(let connection):
+            var p0 = ByteBuffer(bytes: [P0Action.transparentToDevice.rawValue])
+            p0.writeBytes(bytes)
+            try await connection.send(.p0ToDevice(p0))
+        case .cloud(let realtime):
+            try realtime.sendRaw(did: did, bytes: bytes)
+        }
     }
 
     /// The device's hardware and firmware versions. Works without a subscription (GAgent answers
@@ -116,13 +139,17 @@ extension Device {
         return codec
     }
 
-    func requireConnection() throws(TetherError) -> GizwitsLANClient {
-        let (subscribed, connection) = state.withLock { ($0.session != nil, $0.session?.connection) }
+    /// The path a request takes now: the LAN connection when it is up, the cloud when the
+    /// device is subscribed there and online.
+    func requirePath() throws(TetherError) -> ControlRoute {
+        let (subscribed, connection, cloud, online) = state.withLock { ($0.session != nil, $0.session?.connection, $0.session?.cloud == true, $0.cloud?.isOnline == true) }
         guard subscribed else { throw TetherError(.notControllable, "device \(id) is not subscribed") }
-        guard let connection, connection.isActive else {
-            throw TetherError(.notControllable, "device \(id) is subscribed but not connected right now (it reconnects on its own)")
+        if let connection, connection.isActive { return .lan(connection) }
+        if cloud, let realtime = link?.connected {
+            guard online else { throw TetherError(.deviceOffline, "device \(id) is not connected on the LAN and the cloud says it is offline") }
+            return .cloud(realtime)
         }
-        return connection
+        throw TetherError(.notControllable, "device \(id) is subscribed but no path reaches it right now (the client reconnects on its own)")
     }
 
     func readStatus(codec: P0Codec, on connection: GizwitsLANClient) async throws(TetherError) -> DeviceStatus {
@@ -135,7 +162,7 @@ extension Device {
 
     /// Sends P0 with an acknowledgement and returns the status carried by the acknowledgement,
     /// after recording and publishing it.
-    private func requestStatus(_ p0: ByteBuffer, sn: UInt32, on connection: GizwitsLANClient, reportedSN: UInt32) async throws(TetherError) -> DeviceStatus? {
+    func requestStatus(_ p0: ByteBuffer, sn: UInt32, on connection: GizwitsLANClient, reportedSN: UInt32) async throws(TetherError) -> DeviceStatus? {
         guard case .p0Ack(_, let reply) = try await connection.request(.p0WithAck(sn: sn, p0: p0)) else {
             throw TetherError(.unexpectedResponse, "the device answered sn \(sn) with something else")
         }
@@ -153,7 +180,7 @@ extension Device {
     }
 
     /// Picks a free `sn` (or checks the app's), so that two requests in flight never share one.
-    private func reserveSN(_ requested: UInt32?) throws(TetherError) -> UInt32 {
+    func reserveSN(_ requested: UInt32?) throws(TetherError) -> UInt32 {
         try state.withLock { state throws(TetherError) -> UInt32 in
             if let requested {
                 guard state.snInFlight.insert(requested).inserted else {
@@ -169,7 +196,7 @@ extension Device {
         }
     }
 
-    private func releaseSN(_ sn: UInt32) {
+    func releaseSN(_ sn: UInt32) {
         _ = state.withLock { $0.snInFlight.remove(sn) }
     }
 }

@@ -4,13 +4,21 @@ import NIOCore
 import TetherCore
 
 extension Device {
-    /// Keeps a subscription's connection up until cancelled: connect, log in, read the status,
-    /// then heartbeats and reports until the link drops; then reconnect after a growing delay.
-    /// The first login's outcome resolves `firstLogin`; if it fails, the subscription ends.
-    func runSession(firstLogin: AsyncPromise<Void, TetherError>) async {
+    /// Keeps a subscription's LAN connection up until cancelled: connect, log in, read the
+    /// status, then heartbeats and reports until the link drops; then reconnect after a growing
+    /// delay. While the cloud carries the subscription, a device gone from the LAN is waited for
+    /// rather than dialled, and every loss of the LAN link is followed by a read through the
+    /// cloud. The first outcome resolves `firstLogin`: a LAN login, or the cloud when the LAN
+    /// fails; when neither path works the subscription ends.
+    func runSession(firstLogin: AsyncPromise<Void, TetherError>, cloudError: TetherError?) async {
         var generator = SystemRandomNumberGenerator()
         var attempt = 0
         while !Task.isCancelled {
+            if cloudCarries(firstLogin), lanEndpoint == nil || !isOnLAN {
+                await settleOnCloud(firstLogin)
+                do { try await Task.sleep(for: lan.discoveryInterval) } catch { break }
+                continue
+            }
             do throws(TetherError) {
                 let connection = try await connectAndLogin()
                 guard setConnection(connection, for: firstLogin) else {
@@ -26,20 +34,25 @@ extension Device {
                     }
                 }
                 updateNetStatus()
+                if !firstLogin.isResolved { await bindThroughCloudIfNeeded() }
                 firstLogin.resolve(.success(()))
                 attempt = 0
                 await serve(connection)
                 _ = setConnection(nil, for: firstLogin)
                 updateNetStatus()
                 logger.debug("device link lost, reconnecting", metadata: ["tether.device": "\(id)"])
+                if cloudCarries(firstLogin) { await resyncThroughCloud() }
             } catch {
-                guard firstLogin.isResolved else {
-                    // The first attempt decides subscribe()'s outcome; nothing to keep alive.
+                if cloudCarries(firstLogin) {
+                    await settleOnCloud(firstLogin)
+                } else if !firstLogin.isResolved {
+                    // Neither path: subscribe() fails and there is nothing to keep alive.
                     state.withLock { state in
                         if state.session?.firstLogin === firstLogin { state.session = nil }
                     }
                     updateNetStatus()
-                    firstLogin.resolve(.failure(error))
+                    let lanUnknown = error.code == .deviceOffline
+                    firstLogin.resolve(.failure(lanUnknown ? cloudError ?? error : error))
                     return
                 }
                 logger.debug("device reconnection failed", metadata: ["tether.device": "\(id)", "tether.error": "\(error)"])

@@ -1,8 +1,10 @@
 import Logging
 import Synchronization
 
-/// A device the app can see: found on the LAN or added by address. The same object stands for
-/// the same device for the client's whole lifetime.
+/// A device the app can see: found on the LAN, added by address, or bound to the user in the
+/// cloud. The same object stands for the same device for the client's whole lifetime, and the
+/// app never has to know which path a command takes: LAN when the device answers there, the
+/// cloud otherwise.
 ///
 /// ```swift
 /// try await device.subscribe()
@@ -18,6 +20,8 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
 
     let codec: P0Codec?
     let lan: LANConfiguration
+    /// The cloud's real-time connection, when the client has a cloud.
+    let link: RealtimeLink?
     let logger: Logger
     private let eventBroadcast = Broadcast<DeviceEvent>()
     private let onNetStatusChange: @Sendable () -> Void
@@ -32,27 +36,32 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         var status = DeviceStatus()
         var netStatus = NetStatus.offline
         var passcode: String?
-        var session: LANSession?
+        var session: Subscription?
         var nextSN: UInt32 = 1
         var snInFlight: Set<UInt32> = []
         /// What the cloud says, when the user is bound to the device.
         var cloud: CloudPresence?
     }
 
-    /// A subscription: the task that keeps the connection up, and the connection when it is.
-    struct LANSession {
+    /// A subscription: the task that keeps the LAN connection up, the connection when it is,
+    /// and whether the cloud passes the device's reports on.
+    struct Subscription {
         var task: Task<Void, Never>?
         var connection: GizwitsLANClient?
+        /// Resolved when the subscription is established on either path, or has failed.
         let firstLogin: AsyncPromise<Void, TetherError>
+        /// Subscribed through the cloud's real-time connection.
+        var cloud = false
     }
 
     let state: Mutex<State>
 
-    init(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, lan: LANConfiguration, logger: Logger, onNetStatusChange: @escaping @Sendable () -> Void) {
+    init(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, lan: LANConfiguration, link: RealtimeLink?, logger: Logger, onNetStatusChange: @escaping @Sendable () -> Void) {
         self.id = id
         self.model = model
         self.codec = model.flatMap { try? P0Codec(model: $0) }
         self.lan = lan
+        self.link = link
         self.logger = logger
         self.onNetStatusChange = onNetStatusChange
         var initial = State(did: did, productKey: productKey, mac: mac, endpoint: endpoint, onLAN: onLAN, lastSeen: onLAN ? .now : nil)
@@ -121,9 +130,12 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
     /// Recomputes ``netStatus``; the list is published when it changed, or when `force` (a
     /// change the list shows that is not the net status, such as the binding).
     func updateNetStatus(force: Bool = false) {
+        let cloudUp = link?.connected != nil
         let changed = state.withLock { state -> NetStatus? in
             let status: NetStatus
             if state.session?.connection?.isActive == true {
+                status = .controllable
+            } else if cloudUp, state.session?.cloud == true, state.cloud?.isOnline == true {
                 status = .controllable
             } else if state.onLAN || state.cloud?.isOnline == true {
                 status = .online

@@ -4,7 +4,9 @@ public enum NetStatus: String, Hashable, Sendable, CustomStringConvertible {
     case offline
     /// Reachable (it answers discovery) but not subscribed, or its connection is being set up.
     case online
-    /// Subscribed and logged in: writes and reads go through.
+    /// Subscribed, and a path is up (logged in on the LAN, or subscribed through the cloud
+    /// while the device is online there): writes and reads go through. ``Device/controlPath``
+    /// says which.
     case controllable
 
     public var description: String { rawValue }

@@ -35,6 +35,9 @@ extension TetherClient {
         public var requestTimeout: Duration
         /// How often the bound devices are read again (they are also read at every login).
         public var bindingsRefreshInterval: Duration
+        /// Delays between attempts to reconnect the real-time connection: `initial`, doubling up
+        /// to `maximum`, each with ±20 % jitter.
+        public var reconnectDelay: (initial: Duration, maximum: Duration)
 
         public init(
             endpoint: CloudEndpoint,
@@ -43,7 +46,8 @@ extension TetherClient {
             sessionStore: (any SessionStore)? = nil,
             renewBefore: Duration = .seconds(24 * 3600),
             requestTimeout: Duration = .seconds(15),
-            bindingsRefreshInterval: Duration = .seconds(60)
+            bindingsRefreshInterval: Duration = .seconds(60),
+            reconnectDelay: (initial: Duration, maximum: Duration) = (.milliseconds(500), .seconds(30))
         ) {
             self.endpoint = endpoint
             self.appID = appID
@@ -52,6 +56,14 @@ extension TetherClient {
             self.renewBefore = renewBefore
             self.requestTimeout = requestTimeout
             self.bindingsRefreshInterval = bindingsRefreshInterval
+            self.reconnectDelay = reconnectDelay
+        }
+
+        var realtimeConfiguration: CloudRealtimeConfiguration {
+            CloudRealtimeConfiguration(
+                endpoint: endpoint, appID: appID, requestTimeout: requestTimeout,
+                reconnectInitial: reconnectDelay.initial, reconnectMaximum: reconnectDelay.maximum
+            )
         }
 
         /// `$HOME/.tether/session-APPID.json` (the temporary directory without a home).

@@ -32,6 +32,8 @@ public final class TetherClient: Sendable {
 
     /// The user's account with the cloud; nil when the configuration names no cloud.
     public let account: TetherAccount?
+    /// The real-time connection the devices share, while a user is logged in.
+    let link: RealtimeLink?
 
     init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
@@ -42,6 +44,8 @@ public final class TetherClient: Sendable {
                 store: cloud.sessionStore, renewBefore: cloud.renewBefore, logger: logger
             )
         }
+        link = account.map(RealtimeLink.init(account:))
+        link?.onBindingsChanged { [weak self] in _ = try? await self?.refreshBindings() }
     }
 
     /// Every device the client knows, in the order it found them: found on the LAN, added by
@@ -86,15 +90,30 @@ public final class TetherClient: Sendable {
         let endpoint = LANEndpoint(host: host, port: port)
         let model = model ?? (configuration.products.count == 1 ? configuration.products[0] : nil)
         return register(id: endpoint.description) {
-            Device(
-                id: endpoint.description, did: "", productKey: model?.productKey ?? "", mac: nil, endpoint: endpoint, onLAN: true,
-                model: model, lan: configuration.lan, logger: logger, onNetStatusChange: { [weak self] in self?.publishList() }
-            )
+            makeDevice(id: endpoint.description, did: "", productKey: model?.productKey ?? "", mac: nil, endpoint: endpoint, onLAN: true, model: model)
         }
     }
 
+    /// The device with this did, when the client knows it.
+    public func device(did: String) -> Device? {
+        guard !did.isEmpty else { return nil }
+        return state.withLock { state in state.devices[did] ?? state.aliases[did].flatMap { state.devices[$0] } }
+    }
+
+    func makeDevice(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?) -> Device {
+        Device(
+            id: id, did: did, productKey: productKey, mac: mac, endpoint: endpoint, onLAN: onLAN, model: model,
+            lan: configuration.lan, link: link, logger: logger, onNetStatusChange: { [weak self] in self?.publishList() }
+        )
+    }
+
+    /// Every device, listed or not.
+    var allDevices: [Device] {
+        state.withLock { state in state.order.compactMap { state.devices[$0] } }
+    }
+
     /// The device known by `id` or by any of `aliases` (a did, a MAC), or a new one from `make`.
-    private func register(id: String, aliases: [String] = [], make: () -> Device) -> Device {
+    func register(id: String, aliases: [String] = [], make: () -> Device) -> Device {
         let keys = [id] + aliases.filter { !$0.isEmpty }
         let lookup = { (state: State) -> Device? in
             for key in keys {
@@ -119,7 +138,7 @@ public final class TetherClient: Sendable {
         return device
     }
 
-    private func publishList() {
+    func publishList() {
         listBroadcast.yield(devices)
     }
 
@@ -152,73 +171,9 @@ public final class TetherClient: Sendable {
         let mac = info.macString
         let endpoint = LANEndpoint(host: answer.host, port: configuration.lan.tcpPort)
         let device = register(id: mac, aliases: [info.did, Device.normalizedMAC(mac)]) {
-            Device(
-                id: mac, did: info.did, productKey: info.productKey, mac: mac, endpoint: endpoint, onLAN: true,
-                model: model(forProductKey: info.productKey), lan: configuration.lan, logger: logger,
-                onNetStatusChange: { [weak self] in self?.publishList() }
-            )
+            makeDevice(id: mac, did: info.did, productKey: info.productKey, mac: mac, endpoint: endpoint, onLAN: true, model: model(forProductKey: info.productKey))
         }
         device.sawOnLAN(did: info.did, productKey: info.productKey, endpoint: endpoint)
-    }
-
-    // MARK: The cloud
-
-    /// Reads the user's bound devices from the cloud and merges them into the device list: a
-    /// device also found on the LAN is the same object (matched by did or MAC). Called when the
-    /// user logs in and every `bindingsRefreshInterval`; call it after binding or unbinding
-    /// elsewhere for an immediate update.
-    @discardableResult
-    public func refreshBindings() async throws(TetherError) -> [Device] {
-        guard let account else { throw TetherError(.invalidArgument, "the client has no cloud configured") }
-        let bound = try await account.withSession { session throws(TetherError) in try await account.api.bindings(session) }
-        var boundDevices: [Device] = []
-        for entry in bound {
-            let mac = Device.normalizedMAC(entry.mac)
-            let device = register(id: entry.did, aliases: [mac]) {
-                Device(
-                    id: entry.did, did: entry.did, productKey: entry.productKey, mac: entry.mac.isEmpty ? nil : Device.displayMAC(entry.mac),
-                    endpoint: nil, onLAN: false, model: model(forProductKey: entry.productKey), lan: configuration.lan, logger: logger,
-                    onNetStatusChange: { [weak self] in self?.publishList() }
-                )
-            }
-            device.updateCloud(entry)
-            boundDevices.append(device)
-        }
-        let boundIDs = Set(boundDevices.map(\.id))
-        let all = state.withLock { state in state.order.compactMap { state.devices[$0] } }
-        for device in all where device.isBound && !boundIDs.contains(device.id) { device.updateCloud(nil) }
-        publishList()
-        return boundDevices
-    }
-
-    /// Keeps the bound devices current: at start when a session is stored, on every login,
-    /// and every `interval`.
-    func runCloudRefresh(interval: Duration) async {
-        guard let account else { return }
-        let events = account.events()
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await event in events {
-                    switch event {
-                    case .loggedIn, .sessionRenewed: _ = try? await self.refreshBindings()
-                    case .loggedOut, .sessionExpired: self.forgetBindings()
-                    }
-                }
-            }
-            group.addTask {
-                while !Task.isCancelled {
-                    if account.isLoggedIn { _ = try? await self.refreshBindings() }
-                    do { try await Task.sleep(for: interval) } catch { return }
-                }
-            }
-        }
-    }
-
-    /// Nobody is logged in any more: no device is bound.
-    func forgetBindings() {
-        let all = state.withLock { state in state.order.compactMap { state.devices[$0] } }
-        for device in all where device.isBound { device.updateCloud(nil) }
-        publishList()
     }
 
     func shutdown() async {
@@ -241,15 +196,17 @@ public func withTetherClient<Result: Sendable>(
     let client = TetherClient(configuration: configuration, logger: logger)
     let discovery = configuration.lan.discoveryEnabled ? Task { await client.runDiscovery() } : nil
     let cloud = configuration.cloud.map { cloud in Task { await client.runCloudRefresh(interval: cloud.bindingsRefreshInterval) } }
+    let realtime = configuration.cloud.map { cloud in Task { await client.runRealtime(configuration: cloud.realtimeConfiguration) } }
+    let tasks = [discovery, cloud, realtime]
     do {
         let result = try await body(client)
-        for task in [discovery, cloud] { task?.cancel() }
-        for task in [discovery, cloud] { await task?.value }
+        for task in tasks { task?.cancel() }
+        for task in tasks { await task?.value }
         await client.shutdown()
         return result
     } catch {
-        for task in [discovery, cloud] { task?.cancel() }
-        for task in [discovery, cloud] { await task?.value }
+        for task in tasks { task?.cancel() }
+        for task in tasks { await task?.value }
         await client.shutdown()
         throw error
     }

@@ -88,11 +88,32 @@ public final class CloudRealtime: Sendable {
 
     private let state = Mutex(State())
 
-    init(configuration: CloudRealtimeConfiguration, sessionProvider: @escaping @Sendable () async throws -> CloudSession, logger: Logger, group: any EventLoopGroup) {
+    /// A connection for ``run()``: `session` is asked for the session before every login.
+    public init(
+        configuration: CloudRealtimeConfiguration,
+        session: @escaping @Sendable () async throws -> CloudSession,
+        logger: Logger = Logger(label: "tether.cloud.realtime"),
+        group: (any EventLoopGroup)? = nil
+    ) {
         self.configuration = configuration
-        self.sessionProvider = sessionProvider
+        self.sessionProvider = session
         self.logger = logger
-        self.group = group
+        self.group = group ?? MultiThreadedEventLoopGroup.singleton
+    }
+
+    /// Keeps the connection up until the task is cancelled, then closes it and ends
+    /// ``events()``. Unlike ``withRealtime(configuration:session:logger:group:_:)``, the first
+    /// connection may fail too: every failure is a ``CloudRealtimeEvent/disconnected(_:)``
+    /// followed by another attempt.
+    public func run() async {
+        let keeper = Task { await maintain(first: nil) }
+        let (cancelled, continuation) = AsyncStream<Void>.makeStream()
+        await withTaskCancellationHandler {
+            for await _ in cancelled {}
+        } onCancel: {
+            continuation.finish()
+        }
+        await shutdown(keeper)
     }
 
     /// Connects and logs in (the first connection must succeed), runs `body`, then closes.
@@ -104,7 +125,7 @@ public final class CloudRealtime: Sendable {
         group: (any EventLoopGroup)? = nil,
         _ body: (CloudRealtime) async throws -> Result
     ) async throws -> Result {
-        let realtime = CloudRealtime(configuration: configuration, sessionProvider: session, logger: logger, group: group ?? MultiThreadedEventLoopGroup.singleton)
+        let realtime = CloudRealtime(configuration: configuration, session: session, logger: logger, group: group)
         let first = AsyncPromise<Void, TetherError>()
         let keeper = Task { await realtime.maintain(first: first) }
         do {
@@ -168,6 +189,15 @@ public final class CloudRealtime: Sendable {
         return try await request(frame, promise: promise, what: "write to \(did)") { state in _ = state.writes.removeValue(forKey: number) }
     }
 
+    /// Sends transparent data to the device (`c2s_raw`). The M2M API does not acknowledge it:
+    /// this returns once it is sent; answers arrive as ``CloudRealtimeEvent/raw(did:bytes:)``.
+    public func sendRaw(did: String, bytes: [UInt8]) throws(TetherError) {
+        guard let channel = state.withLock({ $0.login == nil ? $0.channel : nil }) else {
+            throw TetherError(.connectionClosed, "the cloud's real-time connection is down; the data for \(did) was not sent")
+        }
+        send(["cmd": "c2s_raw", "data": ["did": .string(did), "raw": .array(bytes.map { .int(Int64($0)) })]], on: channel)
+    }
+
     /// Reads the device's latest status as the cloud holds it (`c2s_read`).
     public func read(did: String, names: [String] = []) async throws(TetherError) -> JSONObject {
         let promise = AsyncPromise<JSONObject, TetherError>()
@@ -215,13 +245,20 @@ public final class CloudRealtime: Sendable {
 
     // MARK: Connection
 
-    private func maintain(first: AsyncPromise<Void, TetherError>) async {
+    /// Connects, and connects again whenever the connection ends. With `first`, a failure of
+    /// the first attempt resolves it and ends the loop.
+    private func maintain(first: AsyncPromise<Void, TetherError>?) async {
         var attempt = 0
         while !Task.isCancelled, !state.withLock({ $0.shutDown }) {
             do {
                 let channel = try await connect()
+                if Task.isCancelled || state.withLock({ $0.shutDown }) {
+                    // Shut down while connecting: shutdown() may not have seen this channel.
+                    try? await channel.close()
+                    break
+                }
                 attempt = 0
-                first.resolve(.success(()))
+                first?.resolve(.success(()))
                 broadcast.yield(.connected)
                 let heartbeat = Task { [configuration] in
                     while !Task.isCancelled {
@@ -240,7 +277,7 @@ public final class CloudRealtime: Sendable {
                 for promise in waiting { promise.resolve(.failure(lost)) }
                 broadcast.yield(.disconnected(lost))
             } catch {
-                if !first.isResolved {
+                if let first, !first.isResolved {
                     first.resolve(.failure(error))
                     return
                 }

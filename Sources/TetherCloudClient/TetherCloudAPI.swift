@@ -154,6 +154,26 @@ public struct TetherCloudAPI: Sendable {
         return answer["success"]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 
+    /// Sets the user's remark and alias of a bound device; nil leaves one as it is.
+    public func updateBinding(_ session: CloudSession, did: String, remark: String? = nil, alias: String? = nil) async throws(TetherError) {
+        var body: JSONObject = [:]
+        if let remark { body["remark"] = .string(remark) }
+        if let alias { body["dev_alias"] = .string(alias) }
+        _ = try await call(.PUT, "/app/bindings/\(did)", body: .object(body), session: session)
+    }
+
+    /// A product's data-point model as the cloud holds it (`/app/datapoint`), for a device
+    /// whose model the app does not carry.
+    public func productModel(productKey: String) async throws(TetherError) -> ThingModel {
+        guard !productKey.isEmpty, productKey.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+            throw TetherError(.invalidArgument, "a product key is letters and digits, not \"\(productKey)\"")
+        }
+        let document = try await call(.GET, "/app/datapoint?product_key=\(productKey)")
+        var model = try ThingModel(gizwitsJSON: Array(document.serialized().utf8))
+        model.productKey = productKey
+        return model
+    }
+
     public func device(_ session: CloudSession, did: String) async throws(TetherError) -> CloudDevice {
         try CloudDevice(json: try await call(.GET, "/app/devices/\(did)", session: session))
     }

@@ -114,7 +114,11 @@ struct Simulate: AsyncParsableCommand {
         var servers: [LANDeviceServer?] = []
         var links: [CloudLink?] = []
         for index in 0..<count {
-            let identity = DeviceIdentity.random(productKey: model.productKey.isEmpty ? "tether-product" : model.productKey, using: &generator)
+            var identity = DeviceIdentity.random(productKey: model.productKey.isEmpty ? "tether-product" : model.productKey, using: &generator)
+            if cloud != nil {
+                // The LAN shows the identity the cloud knows, so apps see one device on both paths.
+                cloudIdentities[index].lan.apply(to: &identity)
+            }
             let device = try VirtualDevice(model: model, identity: identity, bindable: bindable, onboarding: softap)
             devices.append(device)
             if lan {
@@ -142,10 +146,10 @@ struct Simulate: AsyncParsableCommand {
         let interval = self.interval
         let json = self.json
         let quiet = count > 50
+        let serverLogger = logger
         try await runUntilTerminated { [devices, servers, links] in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (index, device) in devices.enumerated() {
-                    if let server = servers[index] { group.addTask { try await server.run() } }
                     if let link = links[index] { group.addTask { await link.run() } }
                     if !quiet { group.addTask { await Self.report(device, index: index + 1) } }
                     if interval > 0 {
@@ -153,6 +157,8 @@ struct Simulate: AsyncParsableCommand {
                         group.addTask { await simulator.run() }
                     }
                 }
+                let lanServers = servers.compactMap { $0 }
+                if !lanServers.isEmpty { group.addTask { await LANSwitch.serve(lanServers, logger: serverLogger) } }
                 for (index, device) in devices.enumerated() {
                     let addresses = try await servers[index]?.addresses()
                     Self.printDevice(device, addresses: addresses, cloud: links[index]?.configuration.device, index: index + 1, json: json)
@@ -163,7 +169,7 @@ struct Simulate: AsyncParsableCommand {
     }
 
     /// `{productKey, deviceName, deviceSecret}` objects: one, a list, or one per line.
-    static func loadCredentials(_ path: String) throws -> [(device: AlinkDeviceIdentity, secret: String)] {
+    static func loadCredentials(_ path: String) throws -> [(device: AlinkDeviceIdentity, secret: String, lan: LANIdentity)] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let values: [JSONValue]
         if let document = try? JSONValue.parse(text) {
@@ -177,7 +183,8 @@ struct Simulate: AsyncParsableCommand {
             else {
                 throw ValidationError("each credential needs productKey, deviceName and deviceSecret")
             }
-            return (try AlinkDeviceIdentity(productKey: productKey, deviceName: deviceName), secret)
+            let lan = try LANIdentity(did: value["did"]?.stringValue, passcode: value["passcode"]?.stringValue, mac: value["mac"]?.stringValue)
+            return (try AlinkDeviceIdentity(productKey: productKey, deviceName: deviceName), secret, lan)
         }
     }
 

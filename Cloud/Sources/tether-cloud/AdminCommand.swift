@@ -124,18 +124,20 @@ struct AdminCommand: AsyncParsableCommand {
                 let device = try await options.withAdministration {
                     try await $0.createDevice(productKey: product, name: name, mac: mac)
                 }
+                var json: JSONObject = [
+                    "did": .string(device.did), "productKey": .string(device.productKey),
+                    "deviceName": .string(device.deviceName), "deviceSecret": .string(device.deviceSecret),
+                    "passcode": .string(device.passcode),
+                ]
+                if let mac = device.mac { json["mac"] = .string(mac) }
                 options.print(
-                    json: [
-                        "did": .string(device.did), "productKey": .string(device.productKey),
-                        "deviceName": .string(device.deviceName), "deviceSecret": .string(device.deviceSecret),
-                        "passcode": .string(device.passcode),
-                    ],
+                    json: .object(json),
                     text: """
                         did: \(device.did)
                         productKey: \(device.productKey)
                         deviceName: \(device.deviceName)
                         deviceSecret: \(device.deviceSecret)
-                        passcode: \(device.passcode)
+                        passcode: \(device.passcode)\(device.mac.map { "\nmac: \($0)" } ?? "")
                         """
                 )
             }

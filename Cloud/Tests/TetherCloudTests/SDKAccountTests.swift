@@ -76,9 +76,11 @@ struct SDKAccountTests {
                 try await withTetherClient(configuration: Self.configuration(cloud, store: MemorySessionStore())) { tablet in
                     _ = try await phone.account!.register(username: "twodevices", password: "Passw0rd!")
                     _ = try await tablet.account!.login(username: "twodevices", password: "Passw0rd!")
+                    // Subscribed first: the tablet's background binding refresh may be the
+                    // first to find the session revoked.
+                    let events = tablet.account!.events()
                     try await phone.account!.changePassword(old: "Passw0rd!", new: "N3w!Passw0rd")
                     #expect(try await phone.account!.userInfo().username == "twodevices")
-                    let events = tablet.account!.events()
                     let revoked = await #expect(throws: TetherError.self) { try await tablet.account!.userInfo() }
                     #expect(revoked?.code == .notLoggedIn)
                     #expect(await Self.firstEvent(events) == .sessionExpired)

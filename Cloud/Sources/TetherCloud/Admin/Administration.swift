@@ -75,6 +75,8 @@ public struct Administration: Sendable {
         public var deviceName: String
         public var deviceSecret: String
         public var passcode: String
+        /// 12 lowercase hex digits, when the device was registered with one.
+        public var mac: String? = nil
     }
 
     /// A device with its own secret for the MQTT gateway.
@@ -89,7 +91,7 @@ public struct Administration: Sendable {
         if let mac { normalizedMAC = try Validation.mac(mac) }
         let device = CreatedDevice(
             did: Secrets.did(), productKey: productKey, deviceName: name,
-            deviceSecret: Secrets.hex(bytes: 16), passcode: Secrets.passcode()
+            deviceSecret: Secrets.hex(bytes: 16), passcode: Secrets.passcode(), mac: normalizedMAC
         )
         let now = Clock.unixNow()
         do {

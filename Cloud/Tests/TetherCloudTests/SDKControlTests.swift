@@ -1,0 +1,179 @@
+import Foundation
+import Logging
+import Testing
+import Tether
+import TetherAgent
+import TetherAlink
+@testable import TetherCloud
+
+/// `Device` control over the LAN and the cloud with one subscription: LAN first, the cloud when
+/// the LAN link drops, back to the LAN when it returns; binding by LAN subscription, by QR code
+/// and by did; unbinding; two users kept apart.
+@Suite("SDK control over LAN and cloud", .timeLimit(.minutes(2)))
+struct SDKControlTests {
+    /// A lamp registered in the cloud and simulated in-process: its LAN side (which can be
+    /// stopped and started) and its cloud link, under the identity the cloud gave it.
+    struct Lamp {
+        let created: Administration.CreatedDevice
+        let virtual: VirtualDevice
+        let link: CloudLink
+        let model: ThingModel
+
+        init(_ cloud: CloudHarness, product: Administration.CreatedProduct, mac: String? = nil) async throws {
+            created = try await cloud.admin.createDevice(productKey: product.productKey, name: "lamp-\(UInt32.random(in: 0...UInt32.max))", mac: mac)
+            var model = try ThingModel(tslJSON: Array(try Data(contentsOf: GatewayFixtures.lampURL)))
+            // The cloud gave the product its own key; the app's model must carry it.
+            model.productKey = product.productKey
+            self.model = model
+            var generator = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))
+            var identity = DeviceIdentity.random(productKey: product.productKey, using: &generator)
+            identity.did = created.did
+            identity.passcode = created.passcode
+            virtual = try VirtualDevice(model: model, identity: identity, bindable: true)
+            link = CloudLink(device: virtual, configuration: try GatewayFixtures.configuration(cloud, created), logger: GatewayFixtures.quietLogger)
+        }
+
+        func lanServer(udpPort: Int = 0, tcpPort: Int = 0) -> LANDeviceServer {
+            LANDeviceServer(
+                device: virtual,
+                configuration: LANDeviceConfiguration(host: "127.0.0.1", udpPort: udpPort, tcpPort: tcpPort, announcementTarget: .some(nil)),
+                logger: GatewayFixtures.quietLogger
+            )
+        }
+    }
+
+    static func configuration(_ cloud: CloudHarness, products: [ThingModel], discovery: LANDeviceAddresses? = nil) throws -> TetherClient.Configuration {
+        TetherClient.Configuration(
+            products: products,
+            lan: LANConfiguration(
+                discoveryEnabled: discovery != nil,
+                discoveryTargets: discovery.map { [LANEndpoint(host: $0.host, port: $0.udpPort)] } ?? [],
+                discoveryInterval: .milliseconds(200), presenceTimeout: .seconds(1), tcpPort: discovery?.tcpPort ?? 12416,
+                connectTimeout: .seconds(1), requestTimeout: .seconds(5),
+                heartbeatInterval: .milliseconds(500), heartbeatTimeout: .milliseconds(500),
+                reconnectDelay: (.milliseconds(100), .milliseconds(500))
+            ),
+            cloud: .init(
+                endpoint: try CloudEndpoint(url: "http://127.0.0.1:\(cloud.httpPort)"), appID: cloud.app.appID,
+                sessionStore: MemorySessionStore(), requestTimeout: .seconds(20), bindingsRefreshInterval: .seconds(3600),
+                reconnectDelay: (.milliseconds(100), .seconds(1))
+            )
+        )
+    }
+
+    @Test("one subscription: bound on the LAN, moves to the cloud when the LAN goes, back when it returns, status resynchronised")
+    func failover() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let lamp = try await Lamp(cloud, product: product)
+            let linked = Task { await lamp.link.run() }
+            defer { linked.cancel() }
+            let firstLAN = lamp.lanServer()
+            let serving = Task { try await firstLAN.run() }
+            let addresses = try await firstLAN.addresses()
+
+            try await withTetherClient(configuration: Self.configuration(cloud, products: [lamp.model], discovery: addresses), logger: GatewayFixtures.quietLogger) { client in
+                try await client.account!.register(username: "failover", password: "Passw0rd!")
+                let device = try #require(await SDKDeviceListTests.list(client) { !$0.isEmpty }).first!
+                #expect(!device.isBound)
+
+                // Subscribing on the LAN binds the device to the user through the cloud.
+                try await device.subscribe()
+                #expect(device.controlPath == .lan)
+                #expect(device.isBound)
+                #expect(try await client.account!.api.bindings(client.account!.session!).map(\.did) == [lamp.created.did])
+                let onLAN = try await device.write(["Brightness": 10], sn: 7)
+                #expect(onLAN.sn == 7 && onLAN.status?.data["Brightness"] == .int(10))
+
+                // The LAN goes: the same subscription carries on through the cloud.
+                let events = device.events()
+                serving.cancel()
+                _ = try? await serving.value
+                try await GatewayFixtures.waitUntil(timeout: .seconds(10), "the device is controlled through the cloud") { device.controlPath == .cloud }
+                #expect(device.netStatus == .controllable)
+                let throughCloud = try await device.write(["Brightness": 33], sn: 8)
+                #expect(throughCloud.sn == 8)
+                #expect(throughCloud.status?.data["Brightness"] == .int(33), "the report that answers sn 8 comes back")
+                #expect(lamp.virtual.status.data["Brightness"] == .int(33))
+                #expect(try await device.getStatus().data["Brightness"] == .int(33))
+                var sawReport = false
+                for await event in events {
+                    if case .status(let report) = event, report.sn == 8 { sawReport = true; break }
+                }
+                #expect(sawReport)
+
+                // A change made while the app was away is there after the move back.
+                let back = lamp.lanServer(udpPort: addresses.udpPort, tcpPort: addresses.tcpPort)
+                let servingAgain = Task { try await back.run() }
+                defer { servingAgain.cancel() }
+                try await GatewayFixtures.waitUntil(timeout: .seconds(10), "the device is back on the LAN") { device.controlPath == .lan }
+                let afterReturn = try await device.write(["Brightness": 50])
+                #expect(afterReturn.status?.data["Brightness"] == .int(50))
+                #expect(device.status.data["Brightness"] == .int(50))
+            }
+        }
+    }
+
+    @Test("a device only the cloud reaches: bound by QR code, controlled, unbound and gone from the list")
+    func qrBinding() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let lamp = try await Lamp(cloud, product: product, mac: "02:11:22:33:44:55")
+            let linked = Task { await lamp.link.run() }
+            defer { linked.cancel() }
+            try await withTetherClient(configuration: Self.configuration(cloud, products: [lamp.model]), logger: GatewayFixtures.quietLogger) { client in
+                try await client.account!.register(username: "scanner", password: "Passw0rd!")
+                let scanned = try BindingQRCode(productKey: product.productKey, mac: "021122334455", productSecret: product.productSecret).text
+                let wrong = try BindingQRCode(productKey: product.productKey, mac: "021122334455", productSecret: "not-the-secret")
+                let refused = await #expect(throws: TetherError.self) { try await client.bind(wrong) }
+                #expect(refused?.code == .cloudRefused)
+
+                let device = try await client.bind(BindingQRCode(text: scanned), alias: "desk")
+                #expect(device.did == lamp.created.did)
+                #expect(device.alias == "desk")
+                #expect(client.devices == [device])
+                try await GatewayFixtures.waitUntil("the cloud reports the lamp online") {
+                    try await client.refreshBindings()
+                    return device.reachability == .cloud
+                }
+                try await device.subscribe()
+                #expect(device.controlPath == .cloud)
+                #expect(device.status.data["Brightness"] != nil, "subscribing read the status")
+                let result = try await device.write(["LightSwitch": true])
+                #expect(result.status?.data["LightSwitch"] == .bool(true))
+                #expect(lamp.virtual.status.data["LightSwitch"] == .bool(true))
+
+                try await device.setCustomInfo(remark: "by the window")
+                #expect(try await client.refreshBindings().first?.remark == "by the window")
+
+                try await device.unbind()
+                #expect(client.devices.isEmpty)
+                #expect(try await client.account!.api.bindings(client.account!.session!).isEmpty)
+                let afterUnbind = await #expect(throws: TetherError.self) { try await device.write(["LightSwitch": false]) }
+                #expect(afterUnbind?.code == .notControllable)
+            }
+        }
+    }
+
+    @Test("two users see only their own devices")
+    func isolation() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let mine = try await Lamp(cloud, product: product)
+            let theirs = try await Lamp(cloud, product: product)
+            try await withTetherClient(configuration: Self.configuration(cloud, products: [mine.model]), logger: GatewayFixtures.quietLogger) { alice in
+                try await withTetherClient(configuration: Self.configuration(cloud, products: [mine.model]), logger: GatewayFixtures.quietLogger) { bob in
+                    try await alice.account!.register(username: "alice", password: "Passw0rd!")
+                    try await bob.account!.register(username: "bob", password: "Passw0rd!")
+                    try await alice.bind(did: mine.created.did, passcode: mine.created.passcode)
+                    try await bob.bind(did: theirs.created.did, passcode: theirs.created.passcode)
+                    let wrong = await #expect(throws: TetherError.self) { try await bob.bind(did: mine.created.did, passcode: "WRONGWRONG") }
+                    #expect(wrong != nil)
+                    #expect(alice.devices.map(\.did) == [mine.created.did])
+                    #expect(bob.devices.map(\.did) == [theirs.created.did])
+                    #expect(try await bob.refreshBindings().map(\.did) == [theirs.created.did])
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TetherAgent
+import TetherCLISupport
+import TetherCore
+
+/// The devices' LAN side, stopped by SIGUSR1 and started again by SIGUSR2 (on the ports it had),
+/// so that an app's move to the cloud and back can be tried without touching the network.
+enum LANSwitch {
+    static func serve(_ servers: [LANDeviceServer], logger: Logger) async {
+        var current = servers
+        var serving: Task<Void, Never>? = start(current)
+        for await number in signalStream([SIGUSR1, SIGUSR2]) {
+            if number == SIGUSR1, let running = serving {
+                running.cancel()
+                await running.value
+                serving = nil
+                printError("LAN side stopped (SIGUSR1); SIGUSR2 starts it again")
+            } else if number == SIGUSR2, serving == nil {
+                var restarted: [LANDeviceServer] = []
+                for server in current {
+                    var configuration = server.configuration
+                    if let addresses = try? await server.addresses() {
+                        configuration.udpPort = addresses.udpPort
+                        configuration.tcpPort = addresses.tcpPort
+                    }
+                    restarted.append(LANDeviceServer(device: server.device, configuration: configuration, logger: logger))
+                }
+                current = restarted
+                serving = start(current)
+                printError("LAN side started again (SIGUSR2)")
+            }
+        }
+        serving?.cancel()
+        await serving?.value
+    }
+
+    private static func start(_ servers: [LANDeviceServer]) -> Task<Void, Never> {
+        Task {
+            await withTaskGroup(of: Void.self) { group in
+                for server in servers {
+                    group.addTask {
+                        do {
+                            try await server.run()
+                        } catch {
+                            printError("device \(server.device.identity.did): \(error)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The LAN identity a device's cloud credentials give it (any part may be missing).
+struct LANIdentity {
+    var did: String?
+    var passcode: String?
+    var mac: [UInt8]?
+
+    init(did: String?, passcode: String?, mac: String?) throws {
+        if let did, did.count != 22 { throw ValidationError("a credential's did has 22 characters") }
+        if let passcode, passcode.isEmpty || passcode.count > 32 { throw ValidationError("a credential's passcode has 1 to 32 characters") }
+        self.did = did
+        self.passcode = passcode
+        if let mac {
+            let digits = Array(mac.lowercased().filter(\.isHexDigit))
+            guard digits.count == 12 else { throw ValidationError("a credential's mac has 12 hex digits") }
+            self.mac = stride(from: 0, to: 12, by: 2).map { UInt8(String(digits[$0..<$0 + 2]), radix: 16)! }
+        }
+    }
+
+    func apply(to identity: inout DeviceIdentity) {
+        if let did { identity.did = did }
+        if let passcode { identity.passcode = passcode }
+        if let mac { identity.mac = mac }
+    }
+}
