@@ -71,6 +71,10 @@ let package = Package(
             dependencies: [
                 "TetherCloud",
                 .product(name: "TetherCore", package: "Tether"),
+                // The local stack (`tether-cloud dev`) runs virtual devices and signs up its user.
+                .product(name: "TetherAgent", package: "Tether"),
+                .product(name: "TetherAlink", package: "Tether"),
+                .product(name: "TetherCloudClient", package: "Tether"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

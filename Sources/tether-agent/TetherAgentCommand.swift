@@ -118,6 +118,7 @@ struct Simulate: AsyncParsableCommand {
             if cloud != nil {
                 // The LAN shows the identity the cloud knows, so apps see one device on both paths.
                 cloudIdentities[index].lan.apply(to: &identity)
+                identity.productKey = cloudIdentities[index].device.productKey
             }
             let device = try VirtualDevice(model: model, identity: identity, bindable: bindable, onboarding: softap)
             devices.append(device)

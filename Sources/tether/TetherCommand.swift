@@ -4,8 +4,12 @@ import ArgumentParser
 struct TetherCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tether",
-        abstract: "Drive Tether devices from a terminal.",
-        subcommands: [Demo.self, LAN.self, MQTT.self]
+        abstract: "Drive Tether devices from a terminal: your account and devices through the SDK, the LAN protocol, MQTT.",
+        subcommands: [
+            Login.self, Register.self, Logout.self, WhoAmI.self,
+            Devices.self, Bind.self, Unbind.self, Status.self, Write.self, Watch.self,
+            Demo.self, LAN.self, MQTT.self,
+        ]
     )
 }
 

@@ -5,7 +5,7 @@ struct TetherCloudCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tether-cloud",
         abstract: "The self-hostable Tether cloud: accounts, products, devices and bindings behind a Gizwits-compatible Open API.",
-        subcommands: [ServeCommand.self, AdminCommand.self]
+        subcommands: [ServeCommand.self, AdminCommand.self, DevCommand.self]
     )
 }
 

@@ -76,7 +76,16 @@ public struct Administration: Sendable {
         public var deviceSecret: String
         public var passcode: String
         /// 12 lowercase hex digits, when the device was registered with one.
-        public var mac: String? = nil
+        public var mac: String?
+
+        public init(did: String, productKey: String, deviceName: String, deviceSecret: String, passcode: String, mac: String? = nil) {
+            self.did = did
+            self.productKey = productKey
+            self.deviceName = deviceName
+            self.deviceSecret = deviceSecret
+            self.passcode = passcode
+            self.mac = mac
+        }
     }
 
     /// A device with its own secret for the MQTT gateway.

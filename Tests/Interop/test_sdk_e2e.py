@@ -1,0 +1,216 @@
+"""End to end with every part a process on loopback: the cloud (`tether-cloud serve`), the device
+agent (`tether-agent simulate --cloud`), and the SDK inside the `tether` CLI. One device is
+reachable on the LAN and through the cloud; its LAN side is cut (SIGUSR1) and restored (SIGUSR2),
+the cloud is restarted under a running `tether watch`, a device is bound by QR code and unbound,
+and a second user sees none of the first's devices."""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import queue
+
+import pytest
+
+from conftest import BIN, CLOUD_BIN, ROOT, free_port, wait_for_port
+
+PASSWORD = "e2e-Passw0rd"
+
+
+class Stack:
+    def __init__(self, directory):
+        self.directory = directory
+        self.http_port, self.mqtt_port = free_port(), free_port()
+        self.udp_port, self.tcp_port = free_port(), free_port()
+        self.cloud = None
+        self.start_cloud()
+
+    def start_cloud(self):
+        self.cloud = subprocess.Popen(
+            [os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--http-port", str(self.http_port), "--mqtt-port", str(self.mqtt_port),
+             "--database", f"sqlite:{self.directory}/cloud.sqlite", "--log-level", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(self.http_port)
+        wait_for_port(self.mqtt_port)
+
+    def stop_cloud(self):
+        self.cloud.terminate()
+        assert self.cloud.wait(timeout=10) == 0
+
+    def admin(self, *arguments):
+        output = subprocess.run(
+            [os.path.join(CLOUD_BIN, "tether-cloud"), "admin", *arguments, "--database", f"sqlite:{self.directory}/cloud.sqlite", "--json"],
+            check=True, capture_output=True, text=True,
+        ).stdout
+        return json.loads(output)
+
+    def tether(self, home, *arguments, check=True):
+        """Runs the CLI as the user whose config and session live in `home`."""
+        result = subprocess.run(
+            [os.path.join(BIN, "tether"), *arguments], capture_output=True, text=True, timeout=60,
+            env={**os.environ, "TETHER_HOME": home},
+        )
+        if check:
+            assert result.returncode == 0, f"tether {' '.join(arguments)}: {result.stderr}"
+        return result
+
+
+class Lines:
+    """Reads a process's standard output line by line on a thread, with timeouts."""
+
+    def __init__(self, process):
+        self.queue = queue.Queue()
+        threading.Thread(target=self._pump, args=(process.stdout,), daemon=True).start()
+
+    def _pump(self, stream):
+        for line in stream:
+            self.queue.put(line)
+
+    def until(self, predicate, timeout=20):
+        deadline = time.time() + timeout
+        seen = []
+        while time.time() < deadline:
+            try:
+                line = self.queue.get(timeout=max(0.05, deadline - time.time()))
+            except queue.Empty:
+                break
+            seen.append(line)
+            value = json.loads(line)
+            if predicate(value):
+                return value
+        raise AssertionError(f"no matching line within {timeout} s; saw {seen}")
+
+
+@pytest.fixture
+def stack():
+    with tempfile.TemporaryDirectory() as directory:
+        stack = Stack(directory)
+        try:
+            yield stack
+        finally:
+            if stack.cloud.poll() is None:
+                stack.stop_cloud()
+
+
+def test_sdk_end_to_end(stack):
+    app = stack.admin("app", "create", "--name", "e2e")
+    product = stack.admin("product", "create", "--name", "Pet house", "--datapoints", os.path.join(ROOT, "products", "pet-house.json"))
+    lamp = stack.admin("device", "create", "--product", product["productKey"], "--name", "pet-house-1", "--mac", "02:e2:e0:00:00:01")
+    spare = stack.admin("device", "create", "--product", product["productKey"], "--name", "pet-house-2", "--mac", "02:e2:e0:00:00:02")
+    credentials = os.path.join(stack.directory, "credentials.json")
+    with open(credentials, "w") as file:
+        json.dump([lamp, spare], file)
+
+    agent = subprocess.Popen(
+        [os.path.join(BIN, "tether-agent"), "simulate", "--product", os.path.join(ROOT, "products", "pet-house.json"),
+         "--bind", "127.0.0.1", "--count", "1", "--udp-port", str(stack.udp_port), "--tcp-port", str(stack.tcp_port),
+         "--announce", "none", "--interval", "0", "--cloud", f"127.0.0.1:{stack.mqtt_port}", "--credentials", credentials],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    # The spare device is in the cloud only.
+    spare_agent = subprocess.Popen(
+        [os.path.join(BIN, "tether-agent"), "simulate", "--product", os.path.join(ROOT, "products", "pet-house.json"),
+         "--no-lan", "--interval", "0", "--cloud", f"127.0.0.1:{stack.mqtt_port}", "--credentials", os.path.join(stack.directory, "spare.json")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    ) if _write(os.path.join(stack.directory, "spare.json"), [spare]) else None
+    watch = None
+    try:
+        wait_for_port(stack.tcp_port)
+        alice = os.path.join(stack.directory, "alice")
+        where = ["--cloud", stack_url(stack), "--app-id", app["appId"], "--discover", f"127.0.0.1:{stack.udp_port}"]
+        stack.tether(alice, "register", *where, "--username", "alice", "--password", PASSWORD)
+        # Flags given once are remembered in the config file.
+        config = json.load(open(os.path.join(alice, "config.json")))
+        assert config["appId"] == app["appId"]
+        assert "deviceSecret" not in json.dumps(config)
+        config["tcpPort"] = stack.tcp_port
+        json.dump(config, open(os.path.join(alice, "config.json"), "w"))
+
+        # Discovered on the LAN, not yet bound.
+        devices = json.loads(stack.tether(alice, "devices", "--json").stdout)
+        assert [(d["did"], d["reachability"], d["bound"]) for d in devices] == [(lamp["did"], "lan", False)]
+
+        # Binding by did and passcode; then the device is on both paths.
+        stack.tether(alice, "bind", "--did", lamp["did"], "--passcode", lamp["passcode"], "--alias", "pets")
+        devices = json.loads(stack.tether(alice, "devices", "--json").stdout)
+        assert [(d["did"], d["reachability"], d["bound"], d["alias"]) for d in devices] == [(lamp["did"], "both", True, "pets")]
+
+        written = stack.tether(alice, "write", lamp["did"], "Motor_Speed=2", "--sn", "41")
+        assert "acknowledged sn 41 (LAN)" in written.stdout
+        status = json.loads(stack.tether(alice, "status", lamp["did"], "--json").stdout)
+        assert status["data"]["Motor_Speed"] == 2
+
+        # A watcher that outlives a LAN outage and a cloud restart.
+        watch = subprocess.Popen(
+            [os.path.join(BIN, "tether"), "watch", lamp["did"], "--json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            env={**os.environ, "TETHER_HOME": alice},
+        )
+        lines = Lines(watch)
+        lines.until(lambda line: line.get("path") == "lan")
+
+        # The LAN goes: the same subscription carries on through the cloud.
+        agent.send_signal(signal.SIGUSR1)
+        lines.until(lambda line: line.get("path") == "cloud")
+        written = stack.tether(alice, "write", lamp["did"], "Motor_Speed=-3", "LED_OnOff=true")
+        assert "(cloud)" in written.stdout, written.stdout
+        lines.until(lambda line: line.get("data", {}).get("Motor_Speed") == -3)
+
+        # The LAN returns: back to it, with the status read again.
+        agent.send_signal(signal.SIGUSR2)
+        lines.until(lambda line: line.get("path") == "lan")
+        assert "(LAN)" in stack.tether(alice, "write", lamp["did"], "Motor_Speed=1").stdout
+        lines.until(lambda line: line.get("data", {}).get("Motor_Speed") == 1)
+
+        # The cloud restarts while the LAN is down: the watcher reconnects and resynchronises.
+        agent.send_signal(signal.SIGUSR1)
+        lines.until(lambda line: line.get("path") == "cloud")
+        stack.stop_cloud()
+        stack.start_cloud()
+        lines.until(lambda line: line.get("path") == "cloud" or line.get("netStatus") == "controllable", timeout=30)
+        # The device's own connection to the cloud comes back on its own schedule.
+        deadline = time.time() + 30
+        while True:
+            written = stack.tether(alice, "write", lamp["did"], "Motor_Speed=4", check=False)
+            if written.returncode == 0 or time.time() > deadline:
+                break
+            time.sleep(0.5)
+        assert "(cloud)" in written.stdout, written.stderr
+        lines.until(lambda line: line.get("data", {}).get("Motor_Speed") == 4, timeout=30)
+        agent.send_signal(signal.SIGUSR2)
+
+        # Remote binding by QR code, and unbinding.
+        qr = f"tether://bind?product_key={product['productKey']}&mac=02e2e0000002&product_secret={product['productSecret']}"
+        stack.tether(alice, "bind", "--qr", qr)
+        dids = {d["did"] for d in json.loads(stack.tether(alice, "devices", "--json", "--discover", "none").stdout)}
+        assert dids == {lamp["did"], spare["did"]}
+        stack.tether(alice, "unbind", spare["did"])
+        dids = {d["did"] for d in json.loads(stack.tether(alice, "devices", "--json", "--discover", "none").stdout)}
+        assert dids == {lamp["did"]}
+
+        # Another user sees none of alice's devices, and cannot write to them.
+        bob = os.path.join(stack.directory, "bob")
+        stack.tether(bob, "register", "--cloud", stack_url(stack), "--app-id", app["appId"], "--discover", "none", "--username", "bob", "--password", PASSWORD)
+        assert json.loads(stack.tether(bob, "devices", "--json").stdout) == []
+        refused = stack.tether(bob, "write", lamp["did"], "Motor_Speed=0", "--timeout", "2", check=False)
+        assert refused.returncode != 0 and "deviceOffline" in refused.stderr
+
+        stack.tether(alice, "logout")
+        assert stack.tether(alice, "whoami", check=False).returncode != 0
+    finally:
+        for process in [watch, agent, spare_agent]:
+            if process is not None and process.poll() is None:
+                process.terminate()
+                process.wait(timeout=10)
+
+
+def stack_url(stack):
+    return f"http://127.0.0.1:{stack.http_port}"
+
+
+def _write(path, value):
+    with open(path, "w") as file:
+        json.dump(value, file)
+    return True
