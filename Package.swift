@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "TetherMQTT", targets: ["TetherMQTT"]),
         .library(name: "TetherAlink", targets: ["TetherAlink"]),
         .library(name: "TetherCloudClient", targets: ["TetherCloudClient"]),
+        .library(name: "TetherTesting", targets: ["TetherTesting"]),
         .executable(name: "tether", targets: ["tether"]),
         .executable(name: "tether-agent", targets: ["tether-agent"]),
     ],
@@ -104,6 +105,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Virtual devices in-process, for apps' own tests.
+        .target(
+            name: "TetherTesting",
+            dependencies: ["Tether", "TetherAgent", "TetherAlink", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(name: "TetherCLISupport", dependencies: ["TetherCore"]),
         .executableTarget(
             name: "tether",
@@ -176,6 +182,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Tether",
+                "TetherTesting",
                 "TetherAlink",
                 "TetherAgent",
                 "TetherTestSupport",

@@ -1,0 +1,37 @@
+import Testing
+import Tether
+import TetherAgent
+import TetherTesting
+
+/// `TetherTesting` as an app's tests use it: virtual devices found and controlled by a real
+/// client, one taken off the LAN and put back.
+@Suite("TetherTesting: virtual devices for app tests", .timeLimit(.minutes(1)))
+struct VirtualDeviceLabTests {
+    @Test("two devices on their own loopback addresses; one leaves the LAN and comes back")
+    func lab() async throws {
+        let model = ExampleProducts.petHouse
+        try await VirtualDeviceLab.withDevices(model: model, count: 2) { lab in
+            #expect(lab.addresses.map(\.host) == ["127.0.0.1", "127.0.0.2"])
+            var lan = lab.lanConfiguration()
+            lan.reconnectDelay = (.milliseconds(50), .milliseconds(200))
+            try await withTetherClient(configuration: .init(products: [model], lan: lan)) { client in
+                var lists = client.deviceListUpdates().makeAsyncIterator()
+                var found: [Device] = []
+                while found.count < 2, let list = await lists.next() { found = list }
+                let first = try #require(found.first { $0.did == lab.devices[0].identity.did })
+                try await first.subscribe()
+                _ = try await first.write(["LED_OnOff": true])
+                #expect(lab.devices[0].status.data["LED_OnOff"] == .bool(true))
+
+                await lab.stopLAN(0)
+                let offline = await #expect(throws: TetherError.self) { try await first.write(["LED_OnOff": false]) }
+                #expect([.notControllable, .connectionClosed, .timeout].contains(offline?.code))
+
+                try await lab.startLAN(0)
+                while first.netStatus != .controllable { try await Task.sleep(for: .milliseconds(20)) }
+                _ = try await first.write(["LED_OnOff": false])
+                #expect(lab.devices[0].status.data["LED_OnOff"] == .bool(false))
+            }
+        }
+    }
+}
