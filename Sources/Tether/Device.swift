@@ -69,14 +69,21 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         self.state = Mutex(initial)
     }
 
+    /// The device's id in the cloud and on the LAN (22 characters); empty for a device added by
+    /// address until it is known.
     public var did: String { state.withLock { $0.did } }
+    /// The product the device belongs to; its model comes from the client's configuration.
     public var productKey: String { state.withLock { $0.productKey } }
+    /// The MAC address, `ac:cf:23:50:d4:46`, when known (from discovery or the cloud).
     public var mac: String? { state.withLock { $0.mac } }
     /// Where the device's TCP control channel is, when known.
     public var lanEndpoint: LANEndpoint? { state.withLock { $0.endpoint } }
     /// Whether the device answered discovery recently (or was added by address).
     public var isOnLAN: Bool { state.withLock { $0.onLAN } }
+    /// Whether the device can be reached and controlled now; changes arrive as
+    /// ``DeviceEvent/netStatus(_:)`` events.
     public var netStatus: NetStatus { state.withLock { $0.netStatus } }
+    /// Whether ``subscribe(passcode:)`` succeeded and ``unsubscribe()`` has not been called since.
     public var isSubscribed: Bool { state.withLock { $0.session != nil } }
     /// The latest known value of every data point the device has reported.
     public var status: DeviceStatus { state.withLock { $0.status } }

@@ -20,6 +20,7 @@ public struct DeviceStatusReport: Hashable, Sendable {
     /// for reads.
     public var sn: UInt32
 
+    /// A report of `status` answering `sn` (0: no write).
     public init(status: DeviceStatus, sn: UInt32) {
         self.status = status
         self.sn = sn

@@ -17,16 +17,21 @@ public protocol SessionStore: Sendable {
 
 /// A session in a JSON file readable only by its owner (mode 0600).
 public struct FileSessionStore: SessionStore {
+    /// The file's path; its directory is created when missing.
     public let path: String
 
+    /// A store in the file at `path`.
     public init(path: String) { self.path = path }
 
+    /// The stored session, nil when there is no file.
     public func load() throws -> CloudSession? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         return try JSONDecoder().decode(CloudSession.self, from: data)
     }
 
+    /// Writes the session to a new file made with mode 0600 and moved into place; nil removes
+    /// the file.
     public func save(_ session: CloudSession?) throws {
         guard let session else {
             if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
@@ -49,9 +54,12 @@ public struct FileSessionStore: SessionStore {
 public final class MemorySessionStore: SessionStore {
     private let stored = LockedSession()
 
+    /// An empty store.
     public init() {}
 
+    /// The session saved last, if any.
     public func load() throws -> CloudSession? { stored.value }
+    /// Keeps `session` (nil forgets it).
     public func save(_ session: CloudSession?) throws { stored.value = session }
 }
 

@@ -26,6 +26,8 @@ public enum AccountEvent: Sendable, Hashable {
 /// let user = try await client.account!.userInfo()
 /// ```
 public final class TetherAccount: Sendable {
+    /// The cloud's Open API with this client's app ID, for calls the account does not wrap; pass
+    /// it ``validSession()``.
     public let api: TetherCloudAPI
     let store: any SessionStore
     let renewBefore: Duration
@@ -46,6 +48,7 @@ public final class TetherAccount: Sendable {
     /// The session now (loaded from the store at start), nil when nobody is logged in.
     public var session: CloudSession? { current.withLock { $0 } }
 
+    /// Whether a session is held (it may still turn out to be revoked on its next use).
     public var isLoggedIn: Bool { session != nil }
 
     /// Account events from now on.
@@ -53,11 +56,14 @@ public final class TetherAccount: Sendable {
 
     // MARK: Logging in
 
+    /// Creates an account with a username and password and logs in with it.
     @discardableResult
     public func register(username: String, password: String) async throws(TetherError) -> CloudSession {
         try adopt(try await api.register(username: username, password: password))
     }
 
+    /// Creates an account with a phone number and the SMS code sent to it (``requestSMSCode(phone:)``)
+    /// and logs in with it.
     @discardableResult
     public func register(phone: String, code: String, password: String) async throws(TetherError) -> CloudSession {
         try adopt(try await api.register(phone: phone, code: code, password: password))
@@ -68,25 +74,32 @@ public final class TetherAccount: Sendable {
         try await api.register(email: email, password: password)
     }
 
+    /// Logs in with a username (or phone number, or e-mail address) and password.
     @discardableResult
     public func login(username: String, password: String) async throws(TetherError) -> CloudSession {
         try adopt(try await api.login(username: username, password: password))
     }
 
+    /// Logs in as the anonymous user of this phone (`phoneID`: a stable id of the installation);
+    /// ``convertAnonymous(username:password:)`` turns the account into a named one later.
     @discardableResult
     public func loginAnonymously(phoneID: String) async throws(TetherError) -> CloudSession {
         try adopt(try await api.loginAnonymously(phoneID: phoneID))
     }
 
+    /// Logs in with a third party's ID token (`source`: the provider, as configured for the app).
     @discardableResult
     public func login(thirdParty source: String, uid: String, token: String) async throws(TetherError) -> CloudSession {
         try adopt(try await api.login(thirdParty: source, uid: uid, token: token))
     }
 
+    /// Asks the cloud to send a verification code to `phone` (needs the app secret).
     public func requestSMSCode(phone: String) async throws(TetherError) { try await api.requestSMSCode(phone: phone) }
+    /// Sets a new password with the SMS code sent to `phone`.
     public func resetPassword(phone: String, code: String, newPassword: String) async throws(TetherError) {
         try await api.resetPassword(phone: phone, code: code, newPassword: newPassword)
     }
+    /// Sends a password-reset link to `email`.
     public func resetPassword(email: String) async throws(TetherError) { try await api.resetPassword(email: email) }
 
     /// Forgets the session, here and in the store.
@@ -98,6 +111,7 @@ public final class TetherAccount: Sendable {
 
     // MARK: The logged-in user
 
+    /// The logged-in user's profile.
     public func userInfo() async throws(TetherError) -> CloudUser {
         try await withSession { session throws(TetherError) in try await api.userInfo(session) }
     }

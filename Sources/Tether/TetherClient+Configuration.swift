@@ -11,10 +11,13 @@ extension TetherClient {
         /// Product models the client knows, by product key: it needs one to read and write a
         /// device's data points.
         public var products: [ThingModel]
+        /// How the client finds and talks to devices on the LAN.
         public var lan: LANConfiguration
         /// The cloud, for accounts and devices beyond the LAN; nil for a LAN-only client.
         public var cloud: CloudOptions?
 
+        /// A configuration; every argument has a default (no products, LAN discovery by broadcast,
+        /// no cloud).
         public init(products: [ThingModel] = [], lan: LANConfiguration = .init(), cloud: CloudOptions? = nil) {
             self.products = products
             self.lan = lan
@@ -24,7 +27,9 @@ extension TetherClient {
 
     /// Which cloud the client uses, as which app, and where the user's session is kept.
     public struct CloudOptions: Sendable {
+        /// The cloud's address (`CloudEndpoint(url: "https://…")`).
         public var endpoint: CloudEndpoint
+        /// The app ID the cloud gave the app.
         public var appID: String
         /// Needed only for SMS codes. Never logged.
         public var appSecret: String?
@@ -32,6 +37,7 @@ extension TetherClient {
         public var sessionStore: any SessionStore
         /// A session that expires sooner than this is renewed on its next use.
         public var renewBefore: Duration
+        /// How long a request to the cloud may take.
         public var requestTimeout: Duration
         /// How often the bound devices are read again (they are also read at every login).
         public var bindingsRefreshInterval: Duration
@@ -39,6 +45,8 @@ extension TetherClient {
         /// to `maximum`, each with ±20 % jitter.
         public var reconnectDelay: (initial: Duration, maximum: Duration)
 
+        /// Cloud options; only the endpoint and app ID are required. Without `sessionStore` the
+        /// session is kept in `~/.tether/session-APPID.json` (mode 0600).
         public init(
             endpoint: CloudEndpoint,
             appID: String,
@@ -88,6 +96,7 @@ public struct LANConfiguration: Sendable {
     public var presenceTimeout: Duration
     /// The TCP control port of discovered devices.
     public var tcpPort: Int
+    /// How long a TCP connection to a device may take to open.
     public var connectTimeout: Duration
     /// How long a request (login, write with sn, read) waits for the device's answer.
     public var requestTimeout: Duration
@@ -101,6 +110,7 @@ public struct LANConfiguration: Sendable {
     /// Largest frame accepted from a device.
     public var maximumFrameLength: Int
 
+    /// A LAN configuration; every value has the Gizwits SDK's and GAgent's default.
     public init(
         discoveryEnabled: Bool = true,
         discoveryTargets: [LANEndpoint] = [.broadcast],

@@ -16,6 +16,7 @@ import Synchronization
 /// }
 /// ```
 public final class TetherClient: Sendable {
+    /// What the client was started with.
     public let configuration: Configuration
     let logger: Logger
     private let listBroadcast = Broadcast<[Device]>(bufferSize: 16)

@@ -2,11 +2,14 @@ import TetherCore
 
 /// A logged-in user's session with the cloud. The token is a secret: never log it.
 public struct CloudSession: Hashable, Sendable, Codable {
+    /// The user's id.
     public var uid: String
+    /// The user token the Open API takes in `X-Gizwits-User-token`.
     public var token: String
     /// Unix seconds after which the cloud refuses the token.
     public var expireAt: Int64
 
+    /// A session as the cloud issued it (for a ``SessionStore`` that keeps its own copy).
     public init(uid: String, token: String, expireAt: Int64) {
         self.uid = uid
         self.token = token
@@ -25,11 +28,17 @@ public struct CloudSession: Hashable, Sendable, Codable {
 
 /// A user's profile, as `GET /app/users` answers it.
 public struct CloudUser: Hashable, Sendable {
+    /// The user's id.
     public var uid: String
+    /// The login name ("" when the account has none).
     public var username: String
+    /// The phone number ("" when none).
     public var phone: String
+    /// The e-mail address ("" when none).
     public var email: String
+    /// The display name.
     public var name: String
+    /// Whether this is an anonymous (phone-id) account.
     public var isAnonymous: Bool
 
     init(json: JSONValue) throws(TetherError) {
@@ -45,19 +54,29 @@ public struct CloudUser: Hashable, Sendable {
 
 /// A device bound to the user, as the cloud lists it.
 public struct CloudDevice: Hashable, Sendable {
+    /// The device's id.
     public var did: String
+    /// The product it belongs to.
     public var productKey: String
+    /// The product's name.
     public var productName: String
+    /// The MAC address as the cloud stores it (12 lowercase hex digits, or "").
     public var mac: String
+    /// The device's LAN passcode, which the cloud gives to users bound to it.
     public var passcode: String
+    /// Whether the device is connected to the cloud now.
     public var isOnline: Bool
+    /// Whether an administrator disabled the device.
     public var isDisabled: Bool
+    /// The user's remark on the device.
     public var remark: String
+    /// The user's name for the device (`dev_alias`).
     public var alias: String
     /// `special`, `normal`, `owner` or `guest`.
     public var role: String
     /// Where apps reach the cloud's WebSocket M2M API for this device.
     public var host: String
+    /// The WebSocket port at `host`.
     public var webSocketPort: Int
 
     init(json: JSONValue) throws(TetherError) {
@@ -81,12 +100,15 @@ public struct CloudDevice: Hashable, Sendable {
 
 /// A command of the cloud's ledger (Tether extension): where a control is in its life.
 public struct CloudCommand: Hashable, Sendable {
+    /// The ledger id (``TetherCloudAPI/command(_:id:)``).
     public var id: Int64
+    /// The device the command is for.
     public var did: String
     /// `accepted`, `queued`, `sent`, `acknowledged`, `applied`, `rejected`, `expired`, `failed`.
     public var state: String
     /// The device's code when it answered (200 = accepted).
     public var code: Int?
+    /// Why the command failed or was rejected ("" otherwise).
     public var message: String
 
     init(json: JSONValue) throws(TetherError) {

@@ -9,6 +9,7 @@ public struct CloudRealtimeConfiguration: Sendable {
     /// The cloud; the WebSocket is at `/ws/app/v1` on the same host and port (a Tether cloud
     /// serves both on its HTTP port).
     public var endpoint: CloudEndpoint
+    /// The app ID the login carries.
     public var appID: String
     /// How often a ping is sent (the cloud closes a connection silent for 1.5 × this).
     public var heartbeat: Duration
@@ -16,8 +17,10 @@ public struct CloudRealtimeConfiguration: Sendable {
     public var requestTimeout: Duration
     /// Reconnection delays, doubling from `initial` up to `maximum` with ±20 % jitter.
     public var reconnectInitial: Duration
+    /// The longest delay between reconnection attempts.
     public var reconnectMaximum: Duration
 
+    /// A configuration; only the endpoint and app ID are required.
     public init(endpoint: CloudEndpoint, appID: String, heartbeat: Duration = .seconds(60), requestTimeout: Duration = .seconds(10), reconnectInitial: Duration = .milliseconds(500), reconnectMaximum: Duration = .seconds(30)) {
         self.endpoint = endpoint
         self.appID = appID
@@ -47,6 +50,7 @@ public enum CloudRealtimeEvent: Sendable, Hashable {
 
 /// The device accepted a write (`s2c_ack`).
 public struct CloudWriteAcknowledgement: Sendable, Hashable {
+    /// The write's `req_sn`, which the report that applies it carries too.
     public var sn: Int
     /// The cloud's ledger entry for the write (``TetherCloudAPI/command(_:id:)``).
     public var commandID: Int64?
@@ -63,6 +67,7 @@ public struct CloudWriteAcknowledgement: Sendable, Hashable {
 /// }
 /// ```
 public final class CloudRealtime: Sendable {
+    /// What the connection was made with.
     public let configuration: CloudRealtimeConfiguration
     let sessionProvider: @Sendable () async throws -> CloudSession
     let logger: Logger
@@ -150,6 +155,7 @@ public final class CloudRealtime: Sendable {
     /// Pushes and connection changes from now on.
     public func events() -> AsyncStream<CloudRealtimeEvent> { broadcast.subscribe() }
 
+    /// Whether the connection is up and logged in now.
     public var isConnected: Bool { state.withLock { $0.channel != nil && $0.login == nil } }
 
     // MARK: Requests

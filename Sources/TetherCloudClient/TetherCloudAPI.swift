@@ -20,12 +20,16 @@ public import TetherCore
 /// for device in try await api.bindings(session) { print(device.did, device.isOnline) }
 /// ```
 public struct TetherCloudAPI: Sendable {
+    /// The cloud.
     public let endpoint: CloudEndpoint
+    /// The app ID every request carries (`X-Gizwits-Application-Id`).
     public let appID: String
     /// Needed only for SMS codes (`request_token`). Never logged.
     public let appSecret: String?
     let http: CloudHTTPClient
 
+    /// A client for `endpoint` as the app `appID`; `timeout` bounds each request (connection,
+    /// answer and body).
     public init(endpoint: CloudEndpoint, appID: String, appSecret: String? = nil, timeout: Duration = .seconds(15), group: (any EventLoopGroup)? = nil) {
         self.endpoint = endpoint
         self.appID = appID
@@ -103,6 +107,7 @@ public struct TetherCloudAPI: Sendable {
         _ = try await call(.PUT, "/app/users", body: ["username": .string(username), "password": .string(password)], session: session)
     }
 
+    /// The user's profile.
     public func userInfo(_ session: CloudSession) async throws(TetherError) -> CloudUser {
         try CloudUser(json: try await call(.GET, "/app/users", session: session))
     }
@@ -174,6 +179,7 @@ public struct TetherCloudAPI: Sendable {
         return model
     }
 
+    /// One device the user is bound to, with its online state.
     public func device(_ session: CloudSession, did: String) async throws(TetherError) -> CloudDevice {
         try CloudDevice(json: try await call(.GET, "/app/devices/\(did)", session: session))
     }
