@@ -10,8 +10,10 @@ public final class AsyncPromise<Value: Sendable, Failure: Error>: Sendable {
 
     private let state = Mutex(State())
 
+    /// An unresolved promise.
     public init() {}
 
+    /// Completes the promise and wakes every waiting task; ignored when it is already resolved.
     public func resolve(_ result: Result<Value, Failure>) {
         let waiters = state.withLock { state -> [CheckedContinuation<Result<Value, Failure>, Never>] in
             guard state.result == nil else { return [] }
@@ -22,6 +24,7 @@ public final class AsyncPromise<Value: Sendable, Failure: Error>: Sendable {
         for waiter in waiters { waiter.resume(returning: result) }
     }
 
+    /// Whether ``resolve(_:)`` has been called, so waiting would return at once.
     public var isResolved: Bool { state.withLock { $0.result != nil } }
 
     /// Waits for the result.

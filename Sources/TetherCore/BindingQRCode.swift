@@ -10,11 +10,15 @@
 /// let device = try await client.bind(code)
 /// ```
 public struct BindingQRCode: Hashable, Sendable, CustomStringConvertible {
+    /// The product key of the device's product.
     public var productKey: String
     /// The device's MAC address, as 12 lowercase hex digits.
     public var mac: String
+    /// The product secret the cloud asks for to bind by MAC; ``description`` leaves it out.
     public var productSecret: String
 
+    /// Builds a code from its parts, accepting a MAC in any case with `:` or `-` separators. Throws
+    /// ``TetherError/Code/invalidArgument`` when the MAC is not 12 hex digits or a key is empty.
     public init(productKey: String, mac: String, productSecret: String) throws(TetherError) {
         let digits = String(mac.lowercased().filter { $0 != ":" && $0 != "-" })
         guard digits.count == 12, digits.allSatisfy(\.isHexDigit) else {

@@ -13,6 +13,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
     private let state = Mutex(State())
     private let bufferSize: Int
 
+    /// A broadcast whose subscribers each keep at most `bufferSize` unread elements.
     public init(bufferSize: Int = 256) {
         self.bufferSize = bufferSize
     }
@@ -46,6 +47,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
         }
     }
 
+    /// How many streams are subscribed now; streams leave when their consumer stops iterating.
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Ends every stream; later subscribers get an empty stream.

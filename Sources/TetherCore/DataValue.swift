@@ -96,8 +96,12 @@ extension Array where Element == UInt8 {
 
 /// Literals, so that writes read like the data they carry: `["LED_OnOff": true, "LED_Color": "Pink", "LED_R": 10]`.
 extension DataValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral {
+    /// A Boolean literal as `.bool`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An integer literal as `.int`.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// A floating-point literal as `.double`.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// A string literal as `.string`: text, or an enum label that normalisation turns into its index.
     public init(stringLiteral value: String) { self = .string(value) }
 }

@@ -4,10 +4,14 @@
 /// kinds. A report may be partial (variable-length P0, a cloud property post): only the points
 /// it carries are present.
 public struct DeviceStatus: Hashable, Sendable {
+    /// Values of writable and read-only data points, by name.
     public var data: [String: DataValue]
+    /// Values of alert data points, by name.
     public var alerts: [String: DataValue]
+    /// Values of fault data points, by name.
     public var faults: [String: DataValue]
 
+    /// A status from values already sorted by kind; names are not checked against a model.
     public init(data: [String: DataValue] = [:], alerts: [String: DataValue] = [:], faults: [String: DataValue] = [:]) {
         self.data = data
         self.alerts = alerts
@@ -24,6 +28,7 @@ public struct DeviceStatus: Hashable, Sendable {
         }
     }
 
+    /// Whether the status carries no value of any kind.
     public var isEmpty: Bool { data.isEmpty && alerts.isEmpty && faults.isEmpty }
 
     /// All values, whatever their kind.
@@ -31,6 +36,8 @@ public struct DeviceStatus: Hashable, Sendable {
         data.merging(alerts) { first, _ in first }.merging(faults) { first, _ in first }
     }
 
+    /// The value of `name` in the dictionary `kind` selects (writable and read-only share ``data``);
+    /// setting nil removes it.
     public subscript(kind: DataPoint.Kind, name: String) -> DataValue? {
         get {
             switch kind {

@@ -1,7 +1,9 @@
 /// A stable error code of an error domain: `rawValue` and `name` are part of the public API
 /// and never reused. `TetherError.Code` and `MQTTError.Code` are this type.
 public struct ErrorCode<Domain>: Hashable, Sendable, CustomStringConvertible {
+    /// The stable number of the code; equality and hashing use it alone.
     public let rawValue: Int
+    /// The stable name of the code, spelled like its constant (`invalidModel`).
     public let name: String
 
     /// For error domains defining their codes; `rawValue` identifies the code.

@@ -24,6 +24,8 @@ public enum JSONValue: Hashable, Sendable {
         }
     }
 
+    /// Parses a JSON document given as text; throws ``TetherError/Code/invalidArgument`` when it is
+    /// not valid JSON.
     public static func parse(_ text: String) throws(TetherError) -> JSONValue {
         try parse(Array(text.utf8))
     }
@@ -35,21 +37,25 @@ public enum JSONValue: Hashable, Sendable {
         return "\(error)"
     }
 
+    /// The member `key` of an object; nil when it is missing or when the value is not an object.
     public subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
         return nil
     }
 
+    /// The object, or nil when the value is not an object.
     public var objectValue: JSONObject? {
         if case .object(let object) = self { return object }
         return nil
     }
 
+    /// The elements, or nil when the value is not an array.
     public var arrayValue: [JSONValue]? {
         if case .array(let array) = self { return array }
         return nil
     }
 
+    /// The text, or nil when the value is not a string (numbers are not converted).
     public var stringValue: String? {
         if case .string(let string) = self { return string }
         return nil
@@ -132,18 +138,24 @@ public enum JSONValue: Hashable, Sendable {
 
 /// A JSON object that remembers the order in which keys were added.
 public struct JSONObject: Hashable, Sendable, ExpressibleByDictionaryLiteral {
+    /// The keys in the order they were first added; serialisation follows this order.
     public private(set) var keys: [String] = []
     private var storage: [String: JSONValue] = [:]
 
+    /// An empty object.
     public init() {}
 
+    /// An object whose keys keep the order in which the literal lists them.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         for (key, value) in elements { self[key] = value }
     }
 
+    /// Whether the object has no members.
     public var isEmpty: Bool { keys.isEmpty }
+    /// The number of members.
     public var count: Int { keys.count }
 
+    /// The member named `key`. Setting a new key appends it to ``keys``; setting nil removes it.
     public subscript(key: String) -> JSONValue? {
         get { storage[key] }
         set {
@@ -202,10 +214,15 @@ extension JSONValue: Codable {
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
+    /// A string literal as `.string`.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An integer literal as `.int`.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// A Boolean literal as `.bool`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An array literal as `.array`.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// A dictionary literal as an `.object` whose keys keep the order in which the literal lists them.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         var object = JSONObject()
         for (key, value) in elements { object[key] = value }

@@ -3,6 +3,7 @@
 public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
+    /// A generator whose whole sequence is determined by `seed`, so a run can be replayed.
     public init(seed: UInt64) { state = seed }
 
     public mutating func next() -> UInt64 {

@@ -5,6 +5,7 @@
 /// it names what went wrong (the data point, the rule, the address) and never contains secrets
 /// such as passcodes, passwords or tokens.
 public struct TetherError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong, as a stable code an app can switch on.
     public var code: Code
     /// A bounded, human-readable explanation. Safe to log.
     public var message: String
@@ -14,6 +15,8 @@ public struct TetherError: Error, Hashable, Sendable, CustomStringConvertible {
     /// refused a request.
     public var cloudCode: Int?
 
+    /// An error with its code, a developer-facing message and, when there is one, the data point
+    /// it is about.
     public init(_ code: Code, _ message: String, dataPoint: String? = nil) {
         self.code = code
         self.message = message

@@ -5,16 +5,23 @@
 /// ``tslJSON()``). Data points keep the Gizwits P0 byte positions when the source had them;
 /// ``withDerivedPositions()`` fills them in by the Gizwits rules when it did not.
 public struct ThingModel: Hashable, Sendable {
+    /// The product key that identifies the product; empty when the source document has none.
     public var productKey: String
+    /// The product's name (Gizwits `name`); a TSL document has none, so it is the product key.
     public var name: String
+    /// The data points, in the order of the source document.
     public var dataPoints: [DataPoint]
+    /// The events the device raises; only TSL documents declare them.
     public var events: [ThingEvent]
+    /// The services the device offers; only TSL documents declare them.
     public var services: [ThingService]
     /// How status travels in P0: fixed-length (actions 0x01–0x04) or variable-length (0x11–0x14).
     public var p0Format: P0Format
     /// The Gizwits `packetVersion`, kept for export.
     public var packetVersion: String
 
+    /// Builds a model from its parts without validating them; the initialisers that read a document
+    /// validate.
     public init(
         productKey: String,
         name: String,
@@ -33,12 +40,16 @@ public struct ThingModel: Hashable, Sendable {
         self.packetVersion = packetVersion
     }
 
+    /// The data point with this wire name, or nil when the product has none.
     public func dataPoint(named name: String) -> DataPoint? {
         dataPoints.first { $0.name == name }
     }
 
+    /// Which P0 actions a product uses; the Gizwits `protocolType` (`standard` or `var_len`).
     public enum P0Format: String, Hashable, Sendable {
+        /// Actions 0x01–0x04: statuses carry every data point at its fixed position.
         case fixed
+        /// Actions 0x11–0x14: messages carry `attr_flags` and only the flagged data points.
         case variable
     }
 }
@@ -47,9 +58,13 @@ public struct ThingModel: Hashable, Sendable {
 public struct DataPoint: Hashable, Sendable {
     /// The identifier used on the wire and in the SDK (`LED_OnOff`).
     public var name: String
+    /// The name shown to people (Gizwits `display_name`, TSL `name`); ``name`` when the source has none.
     public var displayName: String
+    /// Free text about the data point (Gizwits and TSL `desc`); empty when absent.
     public var description: String
+    /// Who may change the value and which P0 section carries it.
     public var kind: Kind
+    /// The value's type, which decides its wire encoding and the values a write accepts.
     public var type: DataType
     /// Declaration order; `attr_flags` bit positions in P0 follow it.
     public var id: Int
@@ -58,6 +73,7 @@ public struct DataPoint: Hashable, Sendable {
     /// Unit label for numbers (`%`, `°C`), when known.
     public var unit: String?
 
+    /// Builds a data point as given, without validation; `displayName` defaults to `name`.
     public init(
         name: String,
         displayName: String? = nil,
@@ -93,9 +109,11 @@ public struct DataPoint: Hashable, Sendable {
 
 /// The type of a data point's value.
 public enum DataType: Hashable, Sendable {
+    /// True or false; one bit of a P0 bit region.
     case bool
     /// An enumeration; the wire value is the index of the label.
     case enumeration([String])
+    /// A number carried as an unsigned raw value; the spec gives its range, step and width.
     case number(NumberSpec)
     /// UTF-8 text of at most `maxLength` bytes.
     case text(maxLength: Int)
@@ -120,6 +138,8 @@ public struct NumberSpec: Hashable, Sendable {
     /// Integer or floating point, as the source declared (TSL `int`/`float`/`double`).
     public var kind: Kind
 
+    /// Builds a spec without validating it; `kind` defaults to `.int` when `ratio` and `addition` are
+    /// whole numbers, otherwise `.double`.
     public init(rawMin: UInt32 = 0, rawMax: UInt32, ratio: Double = 1, addition: Double = 0, width: Width? = nil, kind: Kind? = nil) {
         self.rawMin = rawMin
         self.rawMax = rawMax
@@ -131,6 +151,7 @@ public struct NumberSpec: Hashable, Sendable {
 
     /// The smallest and largest shown values.
     public var minimum: Double { display(raw: rawMin) }
+    /// The largest shown value, that of `rawMax`.
     public var maximum: Double { display(raw: rawMax) }
 
     /// The width that is given, or the smallest that holds `rawMax`.
@@ -148,6 +169,8 @@ public struct NumberSpec: Hashable, Sendable {
         return Self.round(value, toPrecisionOf: ratio, addition)
     }
 
+    /// The shown value of a raw value: `.int` when ``kind`` is `.int` and the value is whole,
+    /// otherwise `.double`.
     public func value(raw: UInt32) -> DataValue {
         let shown = display(raw: raw)
         if kind == .int, shown.isIntegral, abs(shown) < 9.0e15 { return .int(Int64(shown)) }
@@ -162,9 +185,12 @@ public struct NumberSpec: Hashable, Sendable {
         return (value * scale).rounded() / scale
     }
 
+    /// The unsigned integer a number occupies on the wire, big-endian (Gizwits `data_type`).
     public enum Width: String, Hashable, Sendable {
+        /// Gizwits `uint8`, `uint16` and `uint32`.
         case uint8, uint16, uint32
 
+        /// Bytes the value takes in P0: 1, 2 or 4.
         public var byteCount: Int {
             switch self {
             case .uint8: return 1
@@ -173,6 +199,7 @@ public struct NumberSpec: Hashable, Sendable {
             }
         }
 
+        /// The largest raw value the width can hold.
         public var maxRaw: UInt32 {
             switch self {
             case .uint8: return UInt32(UInt8.max)
@@ -182,6 +209,8 @@ public struct NumberSpec: Hashable, Sendable {
         }
     }
 
+    /// Whether the source declared an integer or a floating-point number; it decides whether values
+    /// read as `.int` and the TSL type written on export.
     public enum Kind: String, Hashable, Sendable {
         case int
         case float
@@ -197,8 +226,10 @@ public struct P0Position: Hashable, Sendable {
     public var bitOffset: Int
     /// Length in bits (unit `bit`) or bytes (unit `byte`).
     public var length: Int
+    /// Whether ``length`` counts bits (bools and enums in a bit region) or bytes (numbers, binary).
     public var unit: Unit
 
+    /// Builds a position as given; the P0 layout checks it against the type and the other points.
     public init(byteOffset: Int, bitOffset: Int = 0, length: Int, unit: Unit) {
         self.byteOffset = byteOffset
         self.bitOffset = bitOffset
@@ -206,6 +237,7 @@ public struct P0Position: Hashable, Sendable {
         self.unit = unit
     }
 
+    /// The Gizwits `position.unit`.
     public enum Unit: String, Hashable, Sendable {
         case bit
         case byte
@@ -214,12 +246,18 @@ public struct P0Position: Hashable, Sendable {
 
 /// An event a device raises (TSL `events`).
 public struct ThingEvent: Hashable, Sendable {
+    /// The TSL `identifier` that names the event on the wire.
     public var identifier: String
+    /// The name shown to people; ``identifier`` when the source has none.
     public var name: String
+    /// How serious the event is (TSL `type`).
     public var type: EventType
+    /// The parameters the event carries.
     public var outputData: [ThingParameter]
+    /// The TSL `required` flag, kept for export.
     public var required: Bool
 
+    /// Builds an event without validation; `name` defaults to `identifier`.
     public init(identifier: String, name: String? = nil, type: EventType, outputData: [ThingParameter] = [], required: Bool = false) {
         self.identifier = identifier
         self.name = name ?? identifier
@@ -228,6 +266,7 @@ public struct ThingEvent: Hashable, Sendable {
         self.required = required
     }
 
+    /// The TSL event `type`: `info`, `alert` or `error`.
     public enum EventType: String, Hashable, Sendable {
         case info
         case alert
@@ -237,13 +276,20 @@ public struct ThingEvent: Hashable, Sendable {
 
 /// A service a device offers (TSL `services`).
 public struct ThingService: Hashable, Sendable {
+    /// The TSL `identifier` that names the service on the wire.
     public var identifier: String
+    /// The name shown to people; ``identifier`` when the source has none.
     public var name: String
+    /// Whether the caller waits for the answer (TSL `callType`).
     public var callType: CallType
+    /// The parameters the caller sends.
     public var inputData: [ThingParameter]
+    /// The parameters the device answers with.
     public var outputData: [ThingParameter]
+    /// The TSL `required` flag, kept for export.
     public var required: Bool
 
+    /// Builds a service without validation; `name` defaults to `identifier`.
     public init(
         identifier: String,
         name: String? = nil,
@@ -260,6 +306,7 @@ public struct ThingService: Hashable, Sendable {
         self.required = required
     }
 
+    /// The TSL service `callType`: `sync` (the caller waits for the answer) or `async`.
     public enum CallType: String, Hashable, Sendable {
         case sync
         case async
@@ -269,11 +316,16 @@ public struct ThingService: Hashable, Sendable {
 /// An input or output of an event or service. `type` is nil when the model names the
 /// parameter only (the TSL `get` service lists bare property identifiers).
 public struct ThingParameter: Hashable, Sendable {
+    /// The TSL `identifier` that names the parameter in messages.
     public var identifier: String
+    /// The name shown to people; ``identifier`` when the source has none.
     public var name: String
+    /// The parameter's type; nil when the model only names it.
     public var type: DataType?
+    /// Unit label for numbers (`%`, `°C`), when given.
     public var unit: String?
 
+    /// Builds a parameter without validation; `name` defaults to `identifier`.
     public init(identifier: String, name: String? = nil, type: DataType?, unit: String? = nil) {
         self.identifier = identifier
         self.name = name ?? identifier

@@ -4,10 +4,14 @@ public import NIOCore
 /// for its length too: 7 bits a byte, least-significant group first, bit 7 set on every byte but
 /// the last, 1 to 4 bytes.
 public enum VariableByteInteger {
+    /// The largest value four bytes can carry, 2²⁸ − 1.
     public static let maximum = 268_435_455
 
+    /// The outcome of ``read(from:at:)``.
     public enum Read: Equatable, Sendable {
+        /// The decoded value and how many bytes (1 to 4) it took.
         case value(Int, byteCount: Int)
+        /// The buffer ends before the last byte of the integer.
         case needMoreBytes
         /// A fourth byte that still has its continuation bit set.
         case tooLong
@@ -40,6 +44,7 @@ public enum VariableByteInteger {
         return written
     }
 
+    /// Bytes ``write(_:to:)`` uses for `value`: 1 to 4.
     public static func size(of value: Int) -> Int {
         value < 128 ? 1 : value < 16_384 ? 2 : value < 2_097_152 ? 3 : 4
     }

@@ -10,12 +10,14 @@ public struct GizwitsDeviceInfo: Hashable, Sendable {
     public var mac: [UInt8]
     /// Firmware version text, e.g. `04020006`.
     public var firmwareVersion: String
+    /// The product key of the device's product (32 ASCII characters on GAgent).
     public var productKey: String
     /// 8 opaque bytes from the MCU.
     public var mcuAttributes: [UInt8]
     /// Any bytes after `mcu_attr` (newer firmware appends NUL-terminated strings); kept, not interpreted.
     public var trailer: [UInt8]
 
+    /// Device info as given; when written, `mcuAttributes` is cut or zero-padded to 8 bytes.
     public init(did: String, mac: [UInt8], firmwareVersion: String, productKey: String, mcuAttributes: [UInt8] = Array(repeating: 0, count: 8), trailer: [UInt8] = []) {
         self.did = did
         self.mac = mac
@@ -64,16 +66,25 @@ public struct GizwitsDeviceInfo: Hashable, Sendable {
 public struct GizwitsHardwareInfo: Hashable, Sendable {
     static let fixedFieldsLength = 48
 
+    /// The Wi-Fi module's hardware version (`wifi_hard_ver`), up to 8 ASCII characters.
     public var wifiHardwareVersion: String
+    /// The Wi-Fi module's software version (`wifi_soft_ver`), up to 8 ASCII characters.
     public var wifiSoftwareVersion: String
+    /// The MCU's hardware version (`mcu_hard_ver`), up to 8 ASCII characters.
     public var mcuHardwareVersion: String
+    /// The MCU's software version (`mcu_soft_ver`), up to 8 ASCII characters.
     public var mcuSoftwareVersion: String
+    /// The P0 protocol version the MCU reports (`p0_ver`), up to 8 ASCII characters.
     public var p0Version: String
+    /// The Wi-Fi firmware ID (`wifi_firmware_id`), up to 8 ASCII characters; empty on GAgent 04020006.
     public var wifiFirmwareID: String
     /// Unreliable on GAgent 04020006, which copies it from the wrong buffer.
     public var wifiFirmwareVersion: String
+    /// The product key of the device's product.
     public var productKey: String
 
+    /// Hardware info as given; when written, the six version fields are cut to 8 ASCII characters
+    /// and `wifiFirmwareVersion` to 32.
     public init(
         wifiHardwareVersion: String, wifiSoftwareVersion: String, mcuHardwareVersion: String, mcuSoftwareVersion: String,
         p0Version: String, wifiFirmwareID: String = "", wifiFirmwareVersion: String, productKey: String
@@ -141,10 +152,12 @@ public struct GizwitsHardwareInfo: Hashable, Sendable {
 
 /// One entry of the Wi-Fi hotspot list (`0x000D`).
 public struct GizwitsHotspot: Hashable, Sendable {
+    /// The network's name (SSID).
     public var ssid: String
     /// Signal strength as the module reports it (0–100 on GAgent).
     public var rssi: UInt8
 
+    /// An entry as given.
     public init(ssid: String, rssi: UInt8) {
         self.ssid = ssid
         self.rssi = rssi

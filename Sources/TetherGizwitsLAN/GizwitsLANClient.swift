@@ -10,13 +10,18 @@ public import TetherCore
 /// let reply = try await client.request(.login(passcode: passcode))
 /// ```
 public final class GizwitsLANClient: Sendable {
+    /// Timeouts and the frame size limit of a connection.
     public struct Configuration: Sendable {
+        /// How long ``GizwitsLANClient/connect(host:port:configuration:group:)`` waits for the TCP
+        /// connection to be established.
         public var connectTimeout: Duration
         /// How long a request waits for its answer.
         public var requestTimeout: Duration
         /// Largest frame accepted from the device.
         public var maximumFrameLength: Int
 
+        /// Defaults: 3 s to connect, 5 s per request, frames up to
+        /// ``GizwitsLANFrame/defaultMaximumFrameLength``.
         public init(connectTimeout: Duration = .seconds(3), requestTimeout: Duration = .seconds(5), maximumFrameLength: Int = GizwitsLANFrame.defaultMaximumFrameLength) {
             self.connectTimeout = connectTimeout
             self.requestTimeout = requestTimeout
@@ -25,10 +30,13 @@ public final class GizwitsLANClient: Sendable {
     }
 
     private let channel: any Channel
+    /// The settings the connection was opened with.
     public let configuration: Configuration
     /// Messages no request was waiting for: `0x0091` reports, the device's `0x0093` pushes
     /// (already acknowledged), transparent data. Ends when the connection closes.
     public let unsolicited: AsyncStream<GizwitsLANMessage>
+    /// The device as `host:port`, as given to ``connect(host:port:configuration:group:)``, for
+    /// messages and logs.
     public let remoteDescription: String
 
     private init(channel: any Channel, configuration: Configuration, unsolicited: AsyncStream<GizwitsLANMessage>, remoteDescription: String) {
@@ -125,8 +133,11 @@ public final class GizwitsLANClient: Sendable {
         }
     }
 
+    /// Whether the connection is still open.
     public var isActive: Bool { channel.isActive }
 
+    /// Closes the connection. Requests still waiting fail with ``TetherError/Code/connectionClosed``
+    /// and ``unsolicited`` ends.
     public func close() async {
         try? await channel.close()
     }

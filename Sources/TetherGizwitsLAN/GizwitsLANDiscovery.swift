@@ -4,9 +4,12 @@ import TetherCore
 
 /// A host and port on the LAN.
 public struct LANEndpoint: Hashable, Sendable, CustomStringConvertible {
+    /// An IP address (v4 or v6) or a host name, resolved when the endpoint is used.
     public var host: String
+    /// The port number.
     public var port: Int
 
+    /// An endpoint as given; nothing is resolved or checked yet.
     public init(host: String, port: Int) {
         self.host = host
         self.port = port
@@ -20,11 +23,14 @@ public struct LANEndpoint: Hashable, Sendable, CustomStringConvertible {
 
 /// A device that answered a discovery request.
 public struct GizwitsDiscoveredDevice: Hashable, Sendable {
+    /// Who the device says it is: the body of its `0x0004` answer.
     public var info: GizwitsDeviceInfo
     /// The address the answer came from: the device's address on the LAN.
     public var host: String
+    /// The UDP port the answer came from.
     public var udpPort: Int
 
+    /// A discovered device as given.
     public init(info: GizwitsDeviceInfo, host: String, udpPort: Int) {
         self.info = info
         self.host = host

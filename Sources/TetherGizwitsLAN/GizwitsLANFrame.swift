@@ -13,9 +13,12 @@ public struct GizwitsLANFrame: Hashable, Sendable, CustomStringConvertible {
 
     /// Informational; GAgent writes 0, some devices set other values on unsolicited frames.
     public var flag: UInt8
+    /// The command word, which says how to read the payload.
     public var command: GizwitsLANCommand
+    /// The bytes after the command word; for `0x0093` and `0x0094` they begin with the 4-byte `sn`.
     public var payload: ByteBuffer
 
+    /// A frame as given; `flag` defaults to 0, as GAgent writes it.
     public init(command: GizwitsLANCommand, payload: ByteBuffer = ByteBuffer(), flag: UInt8 = 0) {
         self.command = command
         self.payload = payload

@@ -54,6 +54,7 @@ public enum GizwitsLANMessage: Hashable, Sendable {
     /// A command this library does not know (0x0010 log, vendor extensions), kept as it came.
     case other(GizwitsLANCommand, ByteBuffer)
 
+    /// The command word this message travels with.
     public var command: GizwitsLANCommand {
         switch self {
         case .softAPConfiguration: return .softAPConfiguration

@@ -9,9 +9,13 @@ public import TetherCore
 /// does: flags over all points in id order, then a bit region packing the flagged bools and
 /// enums, then the flagged numbers and binaries. Both forms are always decoded.
 public struct P0Codec: Sendable {
+    /// The product model the payloads are read against.
     public let model: ThingModel
+    /// Where each data point sits in a fixed-length status, derived from ``model``.
     public let layout: P0Layout
 
+    /// A codec for `model`; throws ``TetherError/Code/invalidModel`` when its P0 positions are
+    /// inconsistent.
     public init(model: ThingModel) throws(TetherError) {
         self.model = model
         self.layout = try P0Layout(model: model)

@@ -3,11 +3,15 @@ public import TetherCore
 /// Where every data point of a product sits in a fixed-length P0 `dev_status`, checked for
 /// consistency (`shared/reference/gizwits-lan.md` §8.3–8.5).
 public struct P0Layout: Hashable, Sendable {
+    /// A data point and where its value sits in `dev_status`.
     public struct Field: Hashable, Sendable {
+        /// The data point, with its position filled in.
         public let point: DataPoint
+        /// Where the value sits in `dev_status`.
         public let placement: Placement
     }
 
+    /// Where a value sits: bits of its section's bit region, or whole bytes.
     public enum Placement: Hashable, Sendable {
         /// `bitLength` bits at `bitOffset` of the big-endian integer formed by the region bytes.
         case bits(regionStart: Int, regionLength: Int, bitOffset: Int, bitLength: Int)
@@ -36,6 +40,9 @@ public struct P0Layout: Hashable, Sendable {
     /// Bytes of the variable-length `attr_flags` (one bit per data point).
     public var allFlagsLength: Int { (fields.count + 7) / 8 }
 
+    /// Derives any missing positions and checks them. Throws ``TetherError/Code/invalidModel`` when a
+    /// section's bools and enums do not share one bit region, a length does not fit its type, or
+    /// points overlap.
     public init(model: ThingModel) throws(TetherError) {
         let positioned = try model.withDerivedPositions()
         let points = positioned.dataPoints.sorted { $0.id < $1.id }
