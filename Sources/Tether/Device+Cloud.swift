@@ -66,6 +66,8 @@ extension Device {
             }
             guard state.cloud != presence else { return false }
             state.cloud = presence
+            // Not bound any more: the cloud no longer carries the subscription.
+            if presence == nil { state.session?.cloud = false }
             return true
         }
         if changed { updateNetStatus(force: true) }

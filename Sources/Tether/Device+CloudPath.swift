@@ -29,10 +29,12 @@ extension Device {
 
     var isConnectedOnLAN: Bool { state.withLock { $0.session?.connection?.isActive == true } }
 
-    /// A subscription: through the cloud first (it answers quickly, or not at all), then the LAN.
+    /// A subscription: the cloud is attached while the LAN is dialled, so that neither waits for
+    /// the other; the LAN session consults the attachment when it cannot log in.
     func runSubscription(established: AsyncPromise<Void, TetherError>) async {
-        let cloudError = await attachCloud()
-        await runSession(firstLogin: established, cloudError: cloudError)
+        let cloudAttachment = Task { await attachCloud() }
+        await runSession(firstLogin: established, cloudAttachment: cloudAttachment)
+        cloudAttachment.cancel()
     }
 
     /// Subscribes the device on the cloud's real-time connection when the user is bound to it
@@ -53,14 +55,25 @@ extension Device {
         } catch {
             return error
         }
-        let current = state.withLock { state -> Bool in
-            guard state.session?.firstLogin === token else { return false }
-            state.session?.cloud = true
-            return true
+        state.withLock { state in
+            if state.session?.firstLogin === token {
+                state.session?.cloud = true
+            } else if state.session == nil {
+                // Unsubscribed meanwhile. Under the lock, so that a newer subscription cannot
+                // attach between the check and this.
+                realtime.unsubscribe(did)
+            }
         }
-        if !current { realtime.unsubscribe(did) }
         updateNetStatus()
         return nil
+    }
+
+    /// A binding appeared for a subscribed device that the cloud does not carry yet (bound after
+    /// subscribing, or the bindings arrived after the real-time connection): attach it now.
+    func attachCloudIfSubscribed() async {
+        guard state.withLock({ $0.session != nil && $0.session?.cloud == false && $0.cloud != nil }) else { return }
+        guard await attachCloud() == nil else { return }
+        await resyncThroughCloud()
     }
 
     /// The cloud's connection ended (logout): the subscription is on the LAN alone.
@@ -98,29 +111,31 @@ extension Device {
     }
 
     /// Writes through the cloud; with `waitForReport`, returns the report that answers `sn` when
-    /// it comes within the request timeout.
+    /// it comes within the request timeout (nil otherwise), and throws when the device rejects
+    /// the write after the cloud accepted it.
     func writeThroughCloud(_ values: [String: DataValue], sn: UInt32, on realtime: CloudRealtime, waitForReport: Bool) async throws(TetherError) -> DeviceStatus? {
         var attrs = JSONObject()
         for (name, value) in values { attrs[name] = value.jsonValue }
-        // Subscribed before the write: the report can follow the acknowledgement immediately.
-        let reports = events()
+        // Registered before the write: the report can follow the acknowledgement immediately.
+        let outcome = AsyncPromise<DeviceStatus?, TetherError>()
+        state.withLock { $0.cloudWrites[sn] = outcome }
+        defer { _ = state.withLock { $0.cloudWrites.removeValue(forKey: sn) } }
         _ = try await realtime.write(did: did, attrs: attrs, sn: Int(sn))
         guard waitForReport else { return nil }
         let timeout = lan.requestTimeout
-        return await withTaskGroup(of: DeviceStatus?.self) { group in
-            group.addTask {
-                for await event in reports {
-                    if case .status(let report) = event, report.sn == sn { return report.status }
-                }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            return await group.next() ?? nil
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            outcome.resolve(.success(nil))
         }
+        defer { timer.cancel() }
+        return try await outcome.value()
+    }
+
+    /// The cloud says a write it had accepted failed (the device rejected it, or it expired).
+    func cloudWriteFailed(sn: Int, error: TetherError) {
+        let waiter = UInt32(exactly: sn).flatMap { sn in state.withLock { $0.cloudWrites[sn] } }
+        waiter?.resolve(.failure(error))
+        emit(.error(error))
     }
 
     /// The cloud's attributes as a status; values the model does not accept are left out.
@@ -139,10 +154,15 @@ extension Device {
     /// A report the cloud passed on. Ignored while the LAN connection is up: the device sends
     /// the same report there, and one copy is enough.
     func cloudReported(_ attrs: JSONObject, sn: Int?) {
-        guard !isConnectedOnLAN else { return }
+        let number = sn.flatMap(UInt32.init(exactly:)) ?? 0
+        let waiter = number == 0 ? nil : state.withLock { $0.cloudWrites[number] }
+        // A report answering a write through the cloud is delivered even if the LAN came back
+        // meanwhile: the LAN never sees that sn.
+        guard waiter != nil || !isConnectedOnLAN else { return }
         let status = statusFromCloud(attrs)
         guard !status.isEmpty else { return }
-        record(DeviceStatusReport(status: status, sn: sn.flatMap(UInt32.init(exactly:)) ?? 0))
+        record(DeviceStatusReport(status: status, sn: number))
+        waiter?.resolve(.success(status))
     }
 
     func cloudSentBinary(_ bytes: [UInt8]) {
@@ -190,8 +210,10 @@ extension Device {
         let account = link.account
         let unbound = try await account.withSession { session throws(TetherError) in try await account.api.unbind(session, dids: [did]) }
         guard unbound.contains(did) else { throw TetherError(.cloudRefused, "the cloud did not unbind \(did)", cloudCode: 9017) }
-        link.realtime?.unsubscribe(did)
-        state.withLock { $0.session?.cloud = false }
+        state.withLock { state in
+            state.session?.cloud = false
+            link.realtime?.unsubscribe(did)
+        }
         updateCloud(nil)
         await link.bindingsDidChange()
     }

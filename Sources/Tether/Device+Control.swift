@@ -41,10 +41,13 @@ extension Device {
             defer { state.session = nil }
             return state.session
         }
+        if session?.cloud == true, let realtime = link?.realtime {
+            // Under the lock: a subscription made after this one must keep its cloud feed.
+            state.withLock { if $0.session == nil { realtime.unsubscribe(did) } }
+        }
         session?.task?.cancel()
         await session?.connection?.close()
         await session?.task?.value
-        if session?.cloud == true { link?.realtime?.unsubscribe(did) }
         updateNetStatus()
     }
 
@@ -142,12 +145,17 @@ extension Device {
     /// The path a request takes now: the LAN connection when it is up, the cloud when the
     /// device is subscribed there and online.
     func requirePath() throws(TetherError) -> ControlRoute {
-        let (subscribed, connection, cloud, online) = state.withLock { ($0.session != nil, $0.session?.connection, $0.session?.cloud == true, $0.cloud?.isOnline == true) }
+        let (subscribed, connection, cloud, online, bound) = state.withLock {
+            ($0.session != nil, $0.session?.connection, $0.session?.cloud == true, $0.cloud?.isOnline == true, $0.cloud != nil)
+        }
         guard subscribed else { throw TetherError(.notControllable, "device \(id) is not subscribed") }
         if let connection, connection.isActive { return .lan(connection) }
         if cloud, let realtime = link?.connected {
             guard online else { throw TetherError(.deviceOffline, "device \(id) is not connected on the LAN and the cloud says it is offline") }
             return .cloud(realtime)
+        }
+        if !bound, link != nil, connection == nil, lanEndpoint == nil {
+            throw TetherError(.notControllable, "device \(id) is no longer bound to the user and is not on the LAN")
         }
         throw TetherError(.notControllable, "device \(id) is subscribed but no path reaches it right now (the client reconnects on its own)")
     }

@@ -10,7 +10,7 @@ extension Device {
     /// rather than dialled, and every loss of the LAN link is followed by a read through the
     /// cloud. The first outcome resolves `firstLogin`: a LAN login, or the cloud when the LAN
     /// fails; when neither path works the subscription ends.
-    func runSession(firstLogin: AsyncPromise<Void, TetherError>, cloudError: TetherError?) async {
+    func runSession(firstLogin: AsyncPromise<Void, TetherError>, cloudAttachment: Task<TetherError?, Never>) async {
         var generator = SystemRandomNumberGenerator()
         var attempt = 0
         while !Task.isCancelled {
@@ -34,8 +34,16 @@ extension Device {
                     }
                 }
                 updateNetStatus()
-                if !firstLogin.isResolved { await bindThroughCloudIfNeeded() }
-                firstLogin.resolve(.success(()))
+                if firstLogin.isResolved {
+                    firstLogin.resolve(.success(()))
+                } else {
+                    // Bound while the connection is served, so that heartbeats keep it alive if
+                    // the cloud is slow; subscribe() returns once the binding is settled.
+                    Task {
+                        await self.bindThroughCloudIfNeeded()
+                        firstLogin.resolve(.success(()))
+                    }
+                }
                 attempt = 0
                 await serve(connection)
                 _ = setConnection(nil, for: firstLogin)
@@ -43,6 +51,9 @@ extension Device {
                 logger.debug("device link lost, reconnecting", metadata: ["tether.device": "\(id)"])
                 if cloudCarries(firstLogin) { await resyncThroughCloud() }
             } catch {
+                // The first LAN failure waits for the cloud's answer: it decides whether the
+                // subscription stands.
+                let cloudError = firstLogin.isResolved ? nil : await cloudAttachment.value
                 if cloudCarries(firstLogin) {
                     await settleOnCloud(firstLogin)
                 } else if !firstLogin.isResolved {

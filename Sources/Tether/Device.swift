@@ -41,6 +41,8 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         var snInFlight: Set<UInt32> = []
         /// What the cloud says, when the user is bound to the device.
         var cloud: CloudPresence?
+        /// Writes through the cloud waiting for the report that answers their sn.
+        var cloudWrites: [UInt32: AsyncPromise<DeviceStatus?, TetherError>] = [:]
     }
 
     /// A subscription: the task that keeps the LAN connection up, the connection when it is,

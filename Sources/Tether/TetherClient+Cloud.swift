@@ -14,6 +14,9 @@ extension TetherClient {
         let boundIDs = Set(boundDevices.map(\.id))
         for device in allDevices where device.isBound && !boundIDs.contains(device.id) { device.updateCloud(nil) }
         publishList()
+        for device in boundDevices where device.isSubscribed {
+            Task { await device.attachCloudIfSubscribed() }
+        }
         return boundDevices
     }
 
@@ -176,8 +179,8 @@ extension TetherClient {
         case .event:
             // Tether-model events have no counterpart in the LAN protocol's data-point status.
             break
-        case .writeFailed(let did, _, let error):
-            device(did: did)?.emit(.error(error))
+        case .writeFailed(let did, let sn, let error):
+            device(did: did)?.cloudWriteFailed(sn: sn, error: error)
         }
     }
 }

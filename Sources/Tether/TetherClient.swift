@@ -178,7 +178,8 @@ public final class TetherClient: Sendable {
     }
 
     func shutdown() async {
-        for device in devices {
+        // Every device, listed or not: one unbound after subscribing still has a session.
+        for device in allDevices {
             await device.unsubscribe()
             device.finishEvents()
         }

@@ -82,9 +82,12 @@ public final class CloudRealtime: Sendable {
     private struct State {
         var channel: (any Channel)?
         var subscribed: Set<String> = []
+        /// The connection's own `req_sn`s: callers' sequence numbers (one per device, each
+        /// starting at 1) would collide on the shared connection.
         var nextSN = 1
-        var writes: [Int: (did: String, promise: AsyncPromise<CloudWriteAcknowledgement, TetherError>)] = [:]
-        var acknowledgedWrites: Set<Int> = []
+        var writes: [Int: (did: String, sn: Int, promise: AsyncPromise<CloudWriteAcknowledgement, TetherError>)] = [:]
+        /// Acknowledged writes whose report has not come yet: wire `req_sn` → the caller's.
+        var acknowledgedWrites: [Int: (did: String, sn: Int)] = [:]
         var reads: [Int: AsyncPromise<JSONObject, TetherError>] = [:]
         var login: AsyncPromise<JSONValue, TetherError>?
         var subscribe: [AsyncPromise<JSONValue, TetherError>] = []
@@ -186,9 +189,9 @@ public final class CloudRealtime: Sendable {
     public func write(did: String, attrs: JSONObject, sn: Int? = nil) async throws(TetherError) -> CloudWriteAcknowledgement {
         let promise = AsyncPromise<CloudWriteAcknowledgement, TetherError>()
         let number = state.withLock { state -> Int in
-            let number = sn ?? state.nextSN
-            if sn == nil { state.nextSN += 1 }
-            state.writes[number] = (did, promise)
+            let number = state.nextSN
+            state.nextSN += 1
+            state.writes[number] = (did, sn ?? number, promise)
             return number
         }
         let frame: JSONValue = ["cmd": "c2s_write", "req_sn": .int(Int64(number)), "data": ["did": .string(did), "attrs": .object(attrs)]]
@@ -395,21 +398,27 @@ public final class CloudRealtime: Sendable {
             waiter?.resolve(.success(data))
         case "s2c_ack":
             guard let sn else { return }
-            let waiter = state.withLock { state in
-                state.acknowledgedWrites.insert(sn)
-                return state.writes.removeValue(forKey: sn)
+            let waiter = state.withLock { state -> (did: String, sn: Int, promise: AsyncPromise<CloudWriteAcknowledgement, TetherError>)? in
+                guard let waiter = state.writes.removeValue(forKey: sn) else { return nil }
+                // A report that never comes must not keep its entry forever.
+                if state.acknowledgedWrites.count >= 4096 { state.acknowledgedWrites.removeAll() }
+                state.acknowledgedWrites[sn] = (waiter.did, waiter.sn)
+                return waiter
             }
             let commandID: Int64? = if case .int(let id)? = frame["command_id"] { id } else { nil }
-            waiter?.promise.resolve(.success(CloudWriteAcknowledgement(sn: sn, commandID: commandID)))
+            waiter?.promise.resolve(.success(CloudWriteAcknowledgement(sn: waiter?.sn ?? sn, commandID: commandID)))
         case "s2c_noti":
             let attrs = data["attrs"]?.objectValue ?? [:]
             if let sn, let read = state.withLock({ $0.reads.removeValue(forKey: sn) }) {
                 read.resolve(.success(attrs))
                 return
             }
-            if let sn { state.withLock { _ = $0.acknowledgedWrites.remove(sn) } }
+            // The caller's sn of the write this report answers; nil for a report nobody here asked for.
+            let answered: Int? = sn.flatMap { sn in
+                state.withLock { state in state.acknowledgedWrites.removeValue(forKey: sn)?.sn ?? state.writes[sn]?.sn }
+            }
             guard isSubscribed(did) else { return }
-            broadcast.yield(.status(did: did, attrs: attrs, sn: sn))
+            broadcast.yield(.status(did: did, attrs: attrs, sn: answered))
         case "s2c_invalid_msg":
             let code: Int = if case .int(let value)? = data["error_code"] { Int(value) } else { 9015 }
             let error = TetherError(.cloudRefused, data["msg"]?.stringValue ?? "refused", cloudCode: code)
@@ -417,13 +426,13 @@ public final class CloudRealtime: Sendable {
                 logger.debug("the cloud refused a frame", metadata: ["code": "\(code)"])
                 return
             }
-            let (write, read, wasAcknowledged) = state.withLock { state in
-                (state.writes.removeValue(forKey: sn), state.reads.removeValue(forKey: sn), state.acknowledgedWrites.remove(sn) != nil)
+            let (write, read, acknowledged) = state.withLock { state in
+                (state.writes.removeValue(forKey: sn), state.reads.removeValue(forKey: sn), state.acknowledgedWrites.removeValue(forKey: sn))
             }
             if let write { write.promise.resolve(.failure(error)) }
             if let read { read.resolve(.failure(error)) }
-            if write == nil, read == nil, wasAcknowledged || !did.isEmpty {
-                broadcast.yield(.writeFailed(did: did, sn: sn, error: error))
+            if let acknowledged {
+                broadcast.yield(.writeFailed(did: acknowledged.did, sn: acknowledged.sn, error: error))
             }
         case "s2c_online_status":
             guard isSubscribed(did) else { return }

@@ -21,7 +21,7 @@ public struct BindingQRCode: Hashable, Sendable, CustomStringConvertible {
     /// ``TetherError/Code/invalidArgument`` when the MAC is not 12 hex digits or a key is empty.
     public init(productKey: String, mac: String, productSecret: String) throws(TetherError) {
         let digits = String(mac.lowercased().filter { $0 != ":" && $0 != "-" })
-        guard digits.count == 12, digits.allSatisfy(\.isHexDigit) else {
+        guard digits.count == 12, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
             throw TetherError(.invalidArgument, "a binding QR code's MAC is 12 hex digits, not \"\(mac)\"")
         }
         guard !productKey.isEmpty, !productSecret.isEmpty else {
@@ -62,8 +62,12 @@ public struct BindingQRCode: Hashable, Sendable, CustomStringConvertible {
     /// Without the secret, for logs and messages.
     public var description: String { "BindingQRCode(product_key: \(productKey), mac: \(mac))" }
 
+    /// The text with every field whose name mentions a secret (however it is encoded) cut out.
     private static func redacted(_ text: String) -> String {
-        text.split(separator: "&").map { $0.contains("product_secret=") ? "product_secret=…" : String($0) }.joined(separator: "&")
+        text.split(separator: "&").map { field in
+            let name = field.split(separator: "=", maxSplits: 1).first.map { percentDecoded($0) } ?? ""
+            return name.lowercased().contains("secret") ? "…" : String(field)
+        }.joined(separator: "&")
     }
 
     private static func percentEncoded(_ text: String) -> String {

@@ -65,8 +65,10 @@ struct LANIdentity {
         self.did = did
         self.passcode = passcode
         if let mac {
-            let digits = Array(mac.lowercased().filter(\.isHexDigit))
-            guard digits.count == 12 else { throw ValidationError("a credential's mac has 12 hex digits") }
+            let digits = Array(mac.lowercased().filter { $0 != ":" && $0 != "-" })
+            guard digits.count == 12, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
+                throw ValidationError("a credential's mac has 12 hex digits")
+            }
             self.mac = stride(from: 0, to: 12, by: 2).map { UInt8(String(digits[$0..<$0 + 2]), radix: 16)! }
         }
     }

@@ -11,6 +11,21 @@ struct CredentialOptions: ParsableArguments {
     @Option(name: .long, help: "The password; TETHER_PASSWORD in the environment keeps it out of the process list.")
     var password: String?
 
+    /// Runs `action` on a bare client (a saved session that is no longer valid must not get in
+    /// the way), then saves the cloud and app ID for the next commands; returns the uid.
+    func signIn(
+        _ options: CloudClientOptions,
+        _ action: @escaping @Sendable (TetherAccount, String, String) async throws -> CloudSession
+    ) async throws -> String {
+        let password = try effectivePassword()
+        let username = self.username
+        let session = try await withTetherClient(configuration: try options.configuration(lanDiscovery: false), logger: options.logger) { client in
+            try await action(client.account!, username, password)
+        }
+        try options.settings().save(to: options.configPath)
+        return session.uid
+    }
+
     func effectivePassword() throws -> String {
         if let password { return password }
         if let password = ProcessInfo.processInfo.environment["TETHER_PASSWORD"], !password.isEmpty { return password }
@@ -28,12 +43,10 @@ struct Login: AsyncParsableCommand {
     @OptionGroup var credentials: CredentialOptions
 
     func run() async throws {
-        let password = try credentials.effectivePassword()
-        let session = try await options.withClient(lanDiscovery: false) { client in
-            try await client.account!.login(username: credentials.username, password: password)
+        let uid = try await credentials.signIn(options) { account, username, password in
+            try await account.login(username: username, password: password)
         }
-        try options.settings().save(to: options.configPath)
-        printLine("logged in as \(credentials.username) (uid \(session.uid))")
+        printLine("logged in as \(credentials.username) (uid \(uid))")
     }
 }
 
@@ -44,12 +57,10 @@ struct Register: AsyncParsableCommand {
     @OptionGroup var credentials: CredentialOptions
 
     func run() async throws {
-        let password = try credentials.effectivePassword()
-        let session = try await options.withClient(lanDiscovery: false) { client in
-            try await client.account!.register(username: credentials.username, password: password)
+        let uid = try await credentials.signIn(options) { account, username, password in
+            try await account.register(username: username, password: password)
         }
-        try options.settings().save(to: options.configPath)
-        printLine("registered and logged in as \(credentials.username) (uid \(session.uid))")
+        printLine("registered and logged in as \(credentials.username) (uid \(uid))")
     }
 }
 

@@ -136,14 +136,29 @@ struct SubscribedDeviceOptions: ParsableArguments {
 
     func withDevice<T: Sendable>(_ body: @escaping @Sendable (Device) async throws -> T) async throws -> T {
         let passcode = self.passcode ?? ProcessInfo.processInfo.environment["TETHER_PASSCODE"].flatMap { $0.isEmpty ? nil : $0 }
-        return try await options.withClient { client in
-            let device = try await options.device(did, in: client)
-            guard device.model != nil else {
-                throw TetherError(.unknownProduct, "the cloud has no model for product \(device.productKey)")
+        // A device found on the LAN but not bound: its model is fetched, and the client started
+        // again with it (a device's model is fixed for the client's lifetime).
+        var extra: [ThingModel] = []
+        while true {
+            let outcome = try await options.withClient(models: extra) { client -> Outcome<T> in
+                let device = try await options.device(did, in: client)
+                guard device.model != nil else { return .needsModel(device.productKey) }
+                try await device.subscribe(passcode: passcode)
+                return .done(try await body(device))
             }
-            try await device.subscribe(passcode: passcode)
-            return try await body(device)
+            switch outcome {
+            case .done(let result):
+                return result
+            case .needsModel(let productKey):
+                guard extra.isEmpty else { throw TetherError(.unknownProduct, "no model for product \(productKey)") }
+                extra = [try await options.model(productKey: productKey)]
+            }
         }
+    }
+
+    private enum Outcome<T: Sendable>: Sendable {
+        case done(T)
+        case needsModel(String)
     }
 }
 
@@ -186,17 +201,27 @@ struct Write: AsyncParsableCommand {
     func run() async throws {
         let assignments = self.assignments
         let sn = self.sn
-        let (result, status, model, path) = try await device.withDevice { device in
+        let (result, known, model, path) = try await device.withDevice { device in
             let values = try device.model!.parseAssignments(assignments)
             let path = device.controlPath
             let result = try await device.write(values, sn: sn)
-            return (result, result.status ?? device.status, device.model!, path)
+            return (result, device.status, device.model!, path)
         }
+        let via = path == .lan ? "LAN" : "cloud"
         if device.json {
-            printJSON(reportJSON(DeviceStatusReport(status: status, sn: result.sn)))
-        } else {
-            printLine("acknowledged sn \(result.sn) (\(path == .lan ? "LAN" : "cloud")); the device reports:")
+            var answer = reportJSON(DeviceStatusReport(status: result.status ?? known, sn: result.sn))
+            if case .object(var object) = answer {
+                object["path"] = .string(via.lowercased())
+                object["reported"] = .bool(result.status != nil)
+                answer = .object(object)
+            }
+            printJSON(answer)
+        } else if let status = result.status {
+            printLine("acknowledged sn \(result.sn) (\(via)); the device reports:")
             printStatus(status, model: model)
+        } else {
+            printLine("acknowledged sn \(result.sn) (\(via)); no report came within the timeout. Last known status:")
+            printStatus(known, model: model)
         }
     }
 }
@@ -227,18 +252,9 @@ struct Watch: AsyncParsableCommand {
                         path = device.controlPath
                         Self.announce(path, json: json)
                     }
-                    switch event {
-                    case .status(let report):
-                        LANWatch.print(report, json: json)
-                        printed += 1
-                        if let limit, printed >= limit { return }
-                    case .netStatus(let status):
-                        if json { printJSON(["netStatus": .string(status.rawValue)]) } else { printError("link: \(status)") }
-                    case .binary(let bytes):
-                        if json { printJSON(["binary": .string(bytes.tetherHex)]) } else { printLine("binary: \(bytes.tetherHex)") }
-                    case .error(let error):
-                        printError("\(error)")
-                    }
+                    guard LANWatch.print(event, json: json) else { continue }
+                    printed += 1
+                    if let limit, printed >= limit { return }
                 }
             }
         }

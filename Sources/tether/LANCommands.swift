@@ -115,22 +115,28 @@ struct LANWatch: AsyncParsableCommand {
             try await options.withSubscribedDevice(model: model) { device in
                 var printed = 0
                 Self.print(DeviceStatusReport(status: device.status, sn: 0), json: json)
-                for await event in device.events() {
-                    switch event {
-                    case .status(let report):
-                        Self.print(report, json: json)
-                        printed += 1
-                        if let limit, printed >= limit { return }
-                    case .netStatus(let status):
-                        if json { printJSON(["netStatus": .string(status.rawValue)]) } else { printError("link: \(status)") }
-                    case .binary(let bytes):
-                        if json { printJSON(["binary": .string(bytes.tetherHex)]) } else { printLine("binary: \(bytes.tetherHex)") }
-                    case .error(let error):
-                        printError("\(error)")
-                    }
+                for await event in device.events() where Self.print(event, json: json) {
+                    printed += 1
+                    if let limit, printed >= limit { return }
                 }
             }
         }
+    }
+
+    /// Prints an event for people or as a JSON line; true when it was a status report.
+    static func print(_ event: DeviceEvent, json: Bool) -> Bool {
+        switch event {
+        case .status(let report):
+            print(report, json: json)
+            return true
+        case .netStatus(let status):
+            if json { printJSON(["netStatus": .string(status.rawValue)]) } else { printError("link: \(status)") }
+        case .binary(let bytes):
+            if json { printJSON(["binary": .string(bytes.tetherHex)]) } else { printLine("binary: \(bytes.tetherHex)") }
+        case .error(let error):
+            printError("\(error)")
+        }
+        return false
     }
 
     static func print(_ report: DeviceStatusReport, json: Bool) {

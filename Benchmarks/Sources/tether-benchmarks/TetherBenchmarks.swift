@@ -9,7 +9,11 @@ import TetherAgent
 /// performance section for what they were on the reference machine.
 @main
 struct TetherBenchmarks: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "tether-benchmarks", abstract: "Tether performance measurements.")
+    static let configuration = CommandConfiguration(
+        commandName: "tether-benchmarks",
+        abstract: "Tether performance measurements: the P0 codec and the LAN write round trip (in-process); sdk-round-trip against a local stack.",
+        subcommands: [SDKRoundTrip.self]
+    )
 
     @Option(help: "Codec operations per timing run.")
     var codecIterations = 200_000

@@ -17,8 +17,8 @@ struct DevCommand: AsyncParsableCommand {
             Everything lives in --state (created on first run, reused afterwards: the same app, \
             user and devices every time). Device i listens on 127.0.0.(i+1) (Linux loopback; on \
             macOS add the addresses with `ifconfig lo0 alias 127.0.0.2` …) and connects to the \
-            cloud's device gateway. All but the last device are bound to the demo user; the last is \
-            left for `tether bind --qr`. The `tether` CLI finds the stack through \
+            cloud's device gateway. All but the last device are bound to the demo user (the only one, \
+            when there is one); the last is left for `tether bind --qr`. The `tether` CLI finds the stack through \
             TETHER_HOME=STATE/cli, whose config.json this command writes.
             """
     )
@@ -68,9 +68,20 @@ struct DevCommand: AsyncParsableCommand {
         let (serverConfiguration, serverLogger) = (configuration, logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
+                // Finished however serve ends, so that a server that cannot start does not leave
+                // the wait below hanging.
+                defer { readyContinuation.finish() }
                 try await CloudServer.serve(configuration: serverConfiguration, logger: serverLogger) { _ in readyContinuation.yield() }
             }
-            for await _ in ready { break }
+            var started = false
+            for await _ in ready {
+                started = true
+                break
+            }
+            guard started else {
+                try await group.next()
+                throw ValidationError("the cloud did not start")
+            }
             let endpoint = CloudEndpoint(host: "127.0.0.1", port: httpPort)
             try await stack.bindDemoDevices(endpoint: endpoint)
             let runners = try stack.deviceRunners(udpPort: udpPort, tcpPort: tcpPort, mqttPort: mqttPort, interval: interval, logger: logger)
@@ -116,7 +127,9 @@ struct DevStack {
                 stack.devices.append(try await admin.createDevice(productKey: stack.productKey, name: "pet-house-\(index)", mac: mac))
             }
             stack.devices = Array(stack.devices.prefix(deviceCount))
+            // It holds the product's and the devices' secrets: the owner's eyes only.
             try stack.json.serialized(pretty: true).write(toFile: path, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
             await database.close()
             return stack
         } catch {
@@ -135,7 +148,8 @@ struct DevStack {
             session = try await api.login(username: Self.username, password: Self.password)
         }
         let bound = Set(try await api.bindings(session).map(\.did))
-        for device in devices.dropLast() where !bound.contains(device.did) {
+        // The last device is left for `tether bind --qr` when there are several.
+        for device in devices.count > 1 ? devices.dropLast() : devices[...] where !bound.contains(device.did) {
             _ = try await api.bind(session, did: device.did, passcode: device.passcode)
         }
     }
@@ -148,8 +162,7 @@ struct DevStack {
             identity.did = created.did
             identity.passcode = created.passcode
             if let mac = created.mac {
-                let digits = Array(mac)
-                identity.mac = stride(from: 0, to: 12, by: 2).map { UInt8(String(digits[$0..<$0 + 2]), radix: 16)! }
+                identity.mac = try Self.macBytes(mac)
             }
             var model = ExampleProducts.petHouse
             model.productKey = productKey
@@ -198,7 +211,7 @@ struct DevStack {
             "▶ user   \(Self.username) / \(Self.password)",
         ]
         for (index, device) in devices.enumerated() {
-            let bound = index < devices.count - 1
+            let bound = devices.count == 1 || index < devices.count - 1
             lines.append("▶ device \(index + 1): did \(device.did), LAN 127.0.0.\(index + 1) UDP \(udpPort) TCP \(tcpPort), cloud \(device.deviceName)\(bound ? ", bound to \(Self.username)" : ", not bound")")
             if !bound, let mac = device.mac, let code = try? BindingQRCode(productKey: productKey, mac: mac, productSecret: productSecret) {
                 lines.append("  its binding QR code: \(code.text)")
@@ -216,6 +229,15 @@ struct DevStack {
         ]
         // Written at once, so that a script reading a pipe sees it before the stack stops.
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    /// The six bytes of a MAC written as 12 hex digits (colons allowed).
+    static func macBytes(_ text: String) throws -> [UInt8] {
+        let digits = Array(text.lowercased().filter { $0 != ":" && $0 != "-" })
+        guard digits.count == 12, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
+            throw ValidationError("the stack's stack.json has a MAC that is not 12 hex digits: \(text)")
+        }
+        return stride(from: 0, to: 12, by: 2).map { UInt8(String(digits[$0..<$0 + 2]), radix: 16)! }
     }
 
     // MARK: stack.json

@@ -155,6 +155,65 @@ struct SDKControlTests {
         }
     }
 
+    @Test("two devices written through the cloud at once with the same sn each get their own answer")
+    func sameSNOnTwoDevices() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let first = try await Lamp(cloud, product: product)
+            let second = try await Lamp(cloud, product: product)
+            let links = [Task { await first.link.run() }, Task { await second.link.run() }]
+            defer { links.forEach { $0.cancel() } }
+            try await withTetherClient(configuration: Self.configuration(cloud, products: [first.model]), logger: GatewayFixtures.quietLogger) { client in
+                try await client.account!.register(username: "twolamps", password: "Passw0rd!")
+                let a = try await client.bind(did: first.created.did, passcode: first.created.passcode)
+                let b = try await client.bind(did: second.created.did, passcode: second.created.passcode)
+                try await GatewayFixtures.waitUntil("both lamps are online") {
+                    try await client.refreshBindings()
+                    return a.isOnlineInCloud && b.isOnlineInCloud
+                }
+                try await a.subscribe()
+                try await b.subscribe()
+                for round in 1...5 {
+                    async let left = a.write(["Brightness": .int(Int64(round))], sn: 1)
+                    async let right = b.write(["Brightness": .int(Int64(90 + round))], sn: 1)
+                    let (l, r) = try await (left, right)
+                    #expect(l.status?.data["Brightness"] == .int(Int64(round)))
+                    #expect(r.status?.data["Brightness"] == .int(Int64(90 + round)))
+                }
+                #expect(first.virtual.status.data["Brightness"] == .int(5))
+                #expect(second.virtual.status.data["Brightness"] == .int(95))
+            }
+        }
+    }
+
+    @Test("a device subscribed on the LAN before the user logs in gets the cloud path once bound")
+    func boundAfterSubscribing() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let lamp = try await Lamp(cloud, product: product)
+            let linked = Task { await lamp.link.run() }
+            defer { linked.cancel() }
+            let server = lamp.lanServer()
+            let serving = Task { try await server.run() }
+            let addresses = try await server.addresses()
+            try await withTetherClient(configuration: Self.configuration(cloud, products: [lamp.model], discovery: addresses), logger: GatewayFixtures.quietLogger) { client in
+                let device = try #require(await SDKDeviceListTests.list(client) { !$0.isEmpty }).first!
+                try await device.subscribe(passcode: lamp.created.passcode)
+                #expect(device.controlPath == .lan && !device.isBound)
+                try await client.account!.register(username: "latecomer", password: "Passw0rd!")
+                _ = try await client.bind(did: lamp.created.did, passcode: lamp.created.passcode)
+                try await GatewayFixtures.waitUntil("the cloud carries the subscription") {
+                    try await client.refreshBindings()
+                    return device.isOnlineInCloud
+                }
+                serving.cancel()
+                _ = try? await serving.value
+                try await GatewayFixtures.waitUntil(timeout: .seconds(10), "the device is controlled through the cloud") { device.controlPath == .cloud }
+                #expect(try await device.write(["Brightness": 77]).status?.data["Brightness"] == .int(77))
+            }
+        }
+    }
+
     @Test("two users see only their own devices")
     func isolation() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
