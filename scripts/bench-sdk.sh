@@ -29,4 +29,4 @@ wait_port "$http"
 wait_port "$tcp"
 sleep 1   # the device's cloud connection
 echo "$(nproc) cores; cloud on SQLite; device and client on loopback" >&2
-"$bench" sdk-round-trip --state "$work/stack" --cloud "http://127.0.0.1:$http" --udp-port "$udp" --tcp-port "$tcp" --writes "$writes"
+"$bench" sdk-round-trip --state "$work/stack" --cloud "http://127.0.0.1:$http" --udp-port "$udp" --tcp-port "$tcp" --round-trips "$writes"

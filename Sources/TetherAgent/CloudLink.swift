@@ -87,10 +87,17 @@ public struct CloudLink: Sendable {
     private func handle(_ downlink: AlinkDownlink, _ client: AlinkDeviceClient) async {
         guard let request = downlink.request else { return }
         let reply: AlinkReply
+        /// Values set to what they already were: no change gets reported, so they are confirmed
+        /// after the reply (the app waits for the report that shows its write applied).
+        var unchanged: [String: DataValue] = [:]
         switch downlink.topic.topic {
         case .propertySet:
             let check = device.model.checkAlinkProperties(request.params)
-            if !check.accepted.isEmpty { device.applyControl(check.accepted, from: "cloud") }
+            if !check.accepted.isEmpty {
+                let before = device.status.allValues
+                device.applyControl(check.accepted, from: "cloud")
+                if device.status.allValues == before { unchanged = before.filter { check.accepted[$0.key] != nil } }
+            }
             if check.rejected.isEmpty {
                 reply = request.reply()
             } else {
@@ -115,5 +122,6 @@ public struct CloudLink: Sendable {
         } catch {
             logger.warning("cannot answer the cloud", metadata: ["error": "\(error)"])
         }
+        if !unchanged.isEmpty { try? await post(unchanged, client) }
     }
 }

@@ -25,7 +25,7 @@ struct SDKRoundTrip: AsyncParsableCommand {
     @Option(name: .customLong("tcp-port"), help: "The devices' control port.")
     var tcpPort: Int
 
-    @Option(help: "Writes to time on each path (a tenth more are made first, untimed).")
+    @Option(name: .customLong("round-trips"), help: "Writes to time on each path (a tenth more are made first, untimed).")
     var writes = 1_000
 
     @Flag(help: "Print one JSON object.")
@@ -91,7 +91,12 @@ struct SDKRoundTrip: AsyncParsableCommand {
             for index in 0..<(writes + writes / 10) {
                 let speed = DataValue.int(Int64(index % 10) - 5)
                 var result: WriteResult?
-                let elapsed = try await clock.measure { result = try await device.write(["Motor_Speed": speed]) }
+                let elapsed: Duration
+                do {
+                    elapsed = try await clock.measure { result = try await device.write(["Motor_Speed": speed]) }
+                } catch {
+                    throw ValidationError("write \(index) over the \(expected) failed: \(error)")
+                }
                 guard result?.status?.data["Motor_Speed"] == speed else { throw ValidationError("write \(index) came back without its report") }
                 if index >= writes / 10 {
                     let (seconds, attoseconds) = elapsed.components

@@ -186,6 +186,31 @@ struct SDKControlTests {
         }
     }
 
+    @Test("300 writes through the cloud, some changing nothing, each acknowledged with the report that answers it")
+    func manyWrites() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let lamp = try await Lamp(cloud, product: product)
+            let linked = Task { await lamp.link.run() }
+            defer { linked.cancel() }
+            try await withTetherClient(configuration: Self.configuration(cloud, products: [lamp.model]), logger: GatewayFixtures.quietLogger) { client in
+                try await client.account!.register(username: "busy", password: "Passw0rd!")
+                let device = try await client.bind(did: lamp.created.did, passcode: lamp.created.passcode)
+                try await GatewayFixtures.waitUntil("the lamp is online") {
+                    try await client.refreshBindings()
+                    return device.isOnlineInCloud
+                }
+                try await device.subscribe()
+                // The device may report before it replies; every second write repeats the value.
+                for index in 0..<300 {
+                    let value = DataValue.int(Int64(index / 2 % 100))
+                    let result = try await device.write(["Brightness": value])
+                    #expect(result.status?.data["Brightness"] == value, "write \(index)")
+                }
+            }
+        }
+    }
+
     @Test("a device subscribed on the LAN before the user logs in gets the cloud path once bound")
     func boundAfterSubscribing() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in

@@ -14,7 +14,8 @@ final class M2MSession: Sendable {
         var heartbeatSeconds: Int64 = 180
         var subscribed: Set<String> = []
         /// Commands sent with a `req_sn`, by ledger id.
-        var pending: [Int64: (reqSN: JSONValue, attrs: JSONValue)] = [:]
+        /// This session's commands in flight, by ledger id, and whether `s2c_ack` went out.
+        var pending: [Int64: (reqSN: JSONValue, attrs: JSONValue, acknowledged: Bool)] = [:]
     }
 
     private let state = Mutex(State())
@@ -60,16 +61,24 @@ final class M2MSession: Sendable {
     /// `s2c_noti` with `res_sn` when a report shows it applied, `s2c_invalid_msg` with `res_sn`
     /// when it was rejected, expired or failed.
     func commandChanged(_ update: CommandUpdate) {
-        let pending = state.withLock { state -> (reqSN: JSONValue, attrs: JSONValue)? in
+        let pending = state.withLock { state -> (reqSN: JSONValue, attrs: JSONValue, acknowledged: Bool)? in
             guard let pending = state.pending[update.id] else { return nil }
-            if update.state.isFinal { state.pending[update.id] = nil }
+            if update.state.isFinal {
+                state.pending[update.id] = nil
+            } else if update.state == .acknowledged {
+                state.pending[update.id]?.acknowledged = true
+            }
             return pending
         }
         guard let pending else { return }
+        let acknowledgement: JSONValue = ["cmd": "s2c_ack", "res_sn": pending.reqSN, "did": .string(update.did), "command_id": .int(update.id)]
         switch update.state {
         case .acknowledged:
-            send(["cmd": "s2c_ack", "res_sn": pending.reqSN, "did": .string(update.did), "command_id": .int(update.id)])
+            if !pending.acknowledged { send(acknowledgement) }
         case .applied:
+            // A device may report the values before its set_reply arrives: the ledger then goes
+            // from sent to applied, and the app, which waits for the acknowledgement first, gets it here.
+            if !pending.acknowledged { send(acknowledgement) }
             send(["cmd": "s2c_noti", "res_sn": pending.reqSN, "command_id": .int(update.id), "data": ["did": .string(update.did), "attrs": pending.attrs]])
         case .rejected, .expired, .failed:
             send(["cmd": "s2c_invalid_msg", "res_sn": pending.reqSN, "command_id": .int(update.id), "data": [
@@ -213,7 +222,7 @@ final class M2MSession: Sendable {
             // Registered before dispatch, so that a fast answer finds it; removed on failure.
             try await control.control(user, did: did, request, queueSeconds: queueSeconds) { record in
                 if let reqSN {
-                    self.state.withLock { $0.pending[record.id] = (reqSN, record.body) }
+                    self.state.withLock { $0.pending[record.id] = (reqSN, record.body, false) }
                 }
             }
         } catch let error as CloudAPIError {
