@@ -24,7 +24,9 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
     let link: RealtimeLink?
     let logger: Logger
     private let eventBroadcast = Broadcast<DeviceEvent>()
-    private let onNetStatusChange: @Sendable () -> Void
+    /// Called when the list shows something new about the device; with its new net status when
+    /// that changed.
+    private let onNetStatusChange: @Sendable (Device, NetStatus?) -> Void
 
     struct State {
         var did: String
@@ -58,7 +60,7 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
 
     let state: Mutex<State>
 
-    init(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, lan: LANConfiguration, link: RealtimeLink?, logger: Logger, onNetStatusChange: @escaping @Sendable () -> Void) {
+    init(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, lan: LANConfiguration, link: RealtimeLink?, logger: Logger, onNetStatusChange: @escaping @Sendable (Device, NetStatus?) -> Void) {
         self.id = id
         self.model = model
         self.codec = model.flatMap { try? P0Codec(model: $0) }
@@ -159,6 +161,6 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
             logger.debug("device net status changed", metadata: ["tether.device": "\(id)", "tether.netStatus": "\(changed)"])
             emit(.netStatus(changed))
         }
-        if changed != nil || force { onNetStatusChange() }
+        if changed != nil || force { onNetStatusChange(self, changed) }
     }
 }

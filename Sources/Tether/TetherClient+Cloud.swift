@@ -119,6 +119,7 @@ extension TetherClient {
         var current: Task<Void, Never>?
         if account.isLoggedIn { current = startRealtime(configuration, account: account, link: link) }
         for await event in events {
+            eventBroadcast.yield(.account(event))
             switch event {
             case .loggedIn:
                 current?.cancel()
@@ -166,8 +167,10 @@ extension TetherClient {
                 }
             }
             for device in allDevices { device.updateNetStatus() }
-        case .disconnected:
+            eventBroadcast.yield(.cloudConnected)
+        case .disconnected(let error):
             for device in allDevices { device.updateNetStatus() }
+            eventBroadcast.yield(.cloudDisconnected(error))
         case .status(let did, let attrs, let sn):
             device(did: did)?.cloudReported(attrs, sn: sn)
         case .online(let did, let online):

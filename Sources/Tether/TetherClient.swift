@@ -20,6 +20,7 @@ public final class TetherClient: Sendable {
     public let configuration: Configuration
     let logger: Logger
     private let listBroadcast = Broadcast<[Device]>(bufferSize: 16)
+    let eventBroadcast = Broadcast<TetherClientEvent>(bufferSize: 256)
 
     private struct State {
         var devices: [String: Device] = [:]
@@ -77,6 +78,12 @@ public final class TetherClient: Sendable {
         }
     }
 
+    /// What happens to the client from now on: the user's session, the cloud connection, device
+    /// reachability, and failures of the client's own background work (the Gizwits SDK's
+    /// `GizEventSDK`, `GizEventDevice`, `GizEventM2MService` and `GizEventToken`). Each call gives
+    /// a new, independent stream; it ends when the client shuts down.
+    public func events() -> AsyncStream<TetherClientEvent> { eventBroadcast.subscribe() }
+
     /// The product model for a product key, from the configuration.
     public func model(forProductKey productKey: String) -> ThingModel? {
         configuration.products.first { $0.productKey == productKey }
@@ -104,7 +111,11 @@ public final class TetherClient: Sendable {
     func makeDevice(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?) -> Device {
         Device(
             id: id, did: did, productKey: productKey, mac: mac, endpoint: endpoint, onLAN: onLAN, model: model,
-            lan: configuration.lan, link: link, logger: logger, onNetStatusChange: { [weak self] in self?.publishList() }
+            lan: configuration.lan, link: link, logger: logger,
+            onNetStatusChange: { [weak self] device, status in
+                if let status { self?.eventBroadcast.yield(.deviceNetStatus(device, status)) }
+                self?.publishList()
+            }
         )
     }
 
@@ -155,6 +166,7 @@ public final class TetherClient: Sendable {
                     }
                 } catch {
                     self.logger.error("LAN discovery stopped", metadata: ["tether.error": "\(error)"])
+                    self.eventBroadcast.yield(.error((error as? TetherError) ?? TetherError(.bindFailed, "LAN discovery stopped: \(error)")))
                 }
             }
             group.addTask {
@@ -185,6 +197,7 @@ public final class TetherClient: Sendable {
         }
         listBroadcast.finish()
         account?.finish()
+        eventBroadcast.finish()
     }
 }
 

@@ -74,8 +74,12 @@ struct Bind: AsyncParsableCommand {
     @Option(name: .customLong("product-key"), help: "The device's product key (with --mac).")
     var productKey: String?
 
-    @Option(name: .customLong("product-secret"), help: "The product secret (with --mac).")
-    var productSecret: String?
+    @Option(name: .customLong("product-secret"), help: "The product secret (with --mac); TETHER_PRODUCT_SECRET in the environment keeps it out of the process list.")
+    var productSecretOption: String?
+
+    var productSecret: String? {
+        productSecretOption ?? ProcessInfo.processInfo.environment["TETHER_PRODUCT_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+    }
 
     @Option(name: .long, help: "Your name for the device.")
     var alias: String?

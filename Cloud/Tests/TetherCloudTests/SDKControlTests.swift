@@ -73,6 +73,19 @@ struct SDKControlTests {
             let addresses = try await firstLAN.addresses()
 
             try await withTetherClient(configuration: Self.configuration(cloud, products: [lamp.model], discovery: addresses), logger: GatewayFixtures.quietLogger) { client in
+                let clientEvents = Task {
+                    var seen: [String] = []
+                    for await event in client.events() {
+                        switch event {
+                        case .account(.loggedIn): seen.append("loggedIn")
+                        case .cloudConnected: seen.append("cloudConnected")
+                        case .deviceNetStatus(_, let status): seen.append("device \(status)")
+                        default: break
+                        }
+                    }
+                    return seen
+                }
+                try await Task.sleep(for: .milliseconds(50))
                 try await client.account!.register(username: "failover", password: "Passw0rd!")
                 let device = try #require(await SDKDeviceListTests.list(client) { !$0.isEmpty }).first!
                 #expect(!device.isBound)
@@ -110,6 +123,9 @@ struct SDKControlTests {
                 let afterReturn = try await device.write(["Brightness": 50])
                 #expect(afterReturn.status?.data["Brightness"] == .int(50))
                 #expect(device.status.data["Brightness"] == .int(50))
+                clientEvents.cancel()
+                let seen = await clientEvents.value
+                #expect(seen.contains("loggedIn") && seen.contains("cloudConnected") && seen.contains("device controllable"), "\(seen)")
             }
         }
     }

@@ -1,0 +1,16 @@
+/// Something that happened to a ``TetherClient`` as a whole (``TetherClient/events()``).
+public enum TetherClientEvent: Sendable {
+    /// The user's session changed: logged in, renewed, logged out, or over (`GizEventToken`).
+    case account(AccountEvent)
+    /// The real-time connection to the cloud is up (again): devices bound to the user can be
+    /// controlled through it (`GizEventM2MService`).
+    case cloudConnected
+    /// The real-time connection to the cloud dropped, with the reason when there is one; the
+    /// client reconnects on its own.
+    case cloudDisconnected(TetherError?)
+    /// A device's ``NetStatus`` changed (`GizEventDevice`); ``Device/events()`` has the same.
+    case deviceNetStatus(Device, NetStatus)
+    /// Background work of the client failed (LAN discovery could not open its socket, …)
+    /// (`GizEventSDK`).
+    case error(TetherError)
+}
