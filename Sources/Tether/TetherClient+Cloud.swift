@@ -44,7 +44,7 @@ extension TetherClient {
         let bound = try await account.withSession { session throws(TetherError) in
             try await account.api.bind(session, did: did, passcode: passcode, remark: remark, alias: alias)
         }
-        guard bound else { throw TetherError(.loginFailed, "the cloud did not bind \(did): wrong passcode") }
+        guard bound else { throw TetherError(.loginFailed, "the cloud did not bind \(did): wrong passcode, or a device that cannot be bound") }
         return try await boundDevice(did: did)
     }
 
