@@ -9,10 +9,14 @@ import TetherMQTT
 /// a LAN app, the cloud), applies property sets and answers service calls. The device's LAN side
 /// keeps working at the same time: one device, two paths.
 public struct CloudLink: Sendable {
+    /// The device whose status is reported to the cloud and which the cloud's requests change.
     public let device: VirtualDevice
+    /// The gateway to connect to and the Alink identity and secret the device signs in with.
     public let configuration: AlinkDeviceConfiguration
     let logger: Logger
 
+    /// A link for `device`; nothing connects until ``run()``. Its log lines carry the Alink device as
+    /// `alink.device` metadata.
     public init(device: VirtualDevice, configuration: AlinkDeviceConfiguration, logger: Logger) {
         self.device = device
         self.configuration = configuration

@@ -8,9 +8,13 @@ public struct DeviceIdentity: Hashable, Sendable {
     public var mac: [UInt8]
     /// The 10-character LAN secret, handed out only in the binding window.
     public var passcode: String
+    /// The Gizwits product key: which product (and so which data-point model) the device is.
     public var productKey: String
+    /// Firmware version reported in discovery answers and hardware info (GAgent: at most 32 bytes).
     public var firmwareVersion: String
 
+    /// An identity made of these values as given: nothing is checked (see
+    /// ``random(productKey:using:)`` for well-formed ones).
     public init(did: String, mac: [UInt8], passcode: String, productKey: String, firmwareVersion: String = "tether01") {
         self.did = did
         self.mac = mac

@@ -4,10 +4,14 @@ public import TetherCore
 /// drift by a step or two within their range, read-only bools flip now and then, alerts trip and
 /// clear, faults trip rarely and clear.
 public struct DeviceSimulator: Sendable {
+    /// The device whose read-only points the simulation changes (writable points are left alone).
     public let device: VirtualDevice
+    /// Time between two ticks of ``run()``.
     public var interval: Duration
+    /// Seed of the generator ``run()`` uses: from the same status, the same seed makes the same changes.
     public var seed: UInt64
 
+    /// A simulator for `device`; nothing changes until ``run()`` is called.
     public init(device: VirtualDevice, interval: Duration = .seconds(2), seed: UInt64 = 1) {
         self.device = device
         self.interval = interval

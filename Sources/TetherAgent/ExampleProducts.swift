@@ -24,6 +24,7 @@ public enum ExampleProducts {
 {"name":"Fault_IR","data_type":"bool","position":{"byte_offset":9,"unit":"bit","len":1,"bit_offset":3},"type":"fault","id":14}],"name":"entity0","id":0}]}
 """#
 
+    /// ``petHouseJSON`` read as a model (read again on every access).
     public static var petHouse: ThingModel {
         // The document is part of the source and tested; it always reads.
         try! ThingModel(gizwitsJSON: Array(petHouseJSON.utf8))

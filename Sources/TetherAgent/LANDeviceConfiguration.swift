@@ -13,6 +13,7 @@ public struct LANDeviceConfiguration: Sendable {
     public var announcementTarget: (host: String, port: Int)?
     /// GAgent sends 30 announcements, one a second.
     public var announcementCount: Int
+    /// Pause after each announcement (GAgent: 1 s).
     public var announcementInterval: Duration
     /// A client that sends nothing for this long is dropped (GAgent: 14 s in station mode).
     public var idleTimeout: Duration
@@ -23,6 +24,8 @@ public struct LANDeviceConfiguration: Sendable {
     /// Largest frame accepted from a client.
     public var maximumFrameLength: Int
 
+    /// A configuration with GAgent's defaults. An omitted (or nil) `announcementTarget` means
+    /// ``defaultAnnouncementTarget(for:)`` of `host`; pass `.some(nil)` to send no announcements.
     public init(
         host: String = "0.0.0.0",
         udpPort: Int = 12414,
@@ -57,7 +60,10 @@ public struct LANDeviceConfiguration: Sendable {
 
 /// The addresses a running device listens on (useful when ports were 0, chosen by the system).
 public struct LANDeviceAddresses: Hashable, Sendable {
+    /// The address both sockets are bound to, as configured.
     public var host: String
+    /// The UDP port actually bound (discovery and SoftAP onboarding).
     public var udpPort: Int
+    /// The TCP port actually bound (the control channel).
     public var tcpPort: Int
 }

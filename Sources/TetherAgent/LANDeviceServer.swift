@@ -13,7 +13,9 @@ import Synchronization
 /// try await server.run()   // until cancelled
 /// ```
 public final class LANDeviceServer: Sendable {
+    /// The device whose state the server announces, reports and changes.
     public let device: VirtualDevice
+    /// The addresses, limits and announcement settings the server runs with.
     public let configuration: LANDeviceConfiguration
     private let logger: Logger
     private let group: any EventLoopGroup

@@ -5,8 +5,11 @@ import Synchronization
 /// A device whose state is its data points: what the LAN server serves, the simulator changes
 /// and tests inspect. Thread-safe; every change is published on ``changes``.
 public final class VirtualDevice: Sendable {
+    /// Who the device is on the LAN: did, MAC, passcode and product key.
     public let identity: DeviceIdentity
+    /// The product model: which data points exist, their types and whether apps may write them.
     public let model: ThingModel
+    /// Encodes the device's P0 reports and decodes the controls it receives, for ``model``.
     public let codec: P0Codec
     /// The full status after every change, whoever made it.
     public let changes = Broadcast<DeviceStatus>()
@@ -35,8 +38,11 @@ public final class VirtualDevice: Sendable {
         self.state = Mutex(State(values: initial, bindingWindowOpen: bindable, onboarding: onboarding))
     }
 
+    /// A snapshot of every data point's current value.
     public var status: DeviceStatus { DeviceStatus(values: state.withLock { $0.values }, model: model) }
 
+    /// Whether the passcode is handed to any client that asks for it (`0x0006`); outside the window
+    /// the request gets an empty answer and the connection is closed.
     public var isBindingWindowOpen: Bool {
         get { state.withLock { $0.bindingWindowOpen } }
         set { state.withLock { $0.bindingWindowOpen = newValue } }
@@ -48,6 +54,8 @@ public final class VirtualDevice: Sendable {
         set { state.withLock { $0.muted = newValue } }
     }
 
+    /// Whether the device waits for Wi-Fi credentials over SoftAP (UDP `0x0001`); cleared once it
+    /// accepts them.
     public var isOnboarding: Bool { state.withLock { $0.onboarding } }
 
     /// The SSID received by SoftAP onboarding, if any.
@@ -128,12 +136,21 @@ public final class VirtualDevice: Sendable {
 
 /// Something that happened to a virtual device.
 public enum VirtualDeviceEvent: Sendable {
+    /// A TCP client connected; the string is its `address:port`.
     case clientConnected(String)
+    /// A client logged in with the device's passcode.
     case clientLoggedIn(String)
+    /// A client was turned away or closed: too many clients, a command before login, a wrong
+    /// passcode, a passcode request outside the binding window.
     case clientRefused(String, reason: String)
+    /// A client's TCP connection ended.
     case clientDisconnected(String)
+    /// A client changed writable points to these normalized values (`client` is `cloud` for the
+    /// cloud link).
     case controlled([String: DataValue], client: String)
+    /// A control was refused: an unknown or read-only point, a value that does not fit, unreadable P0.
     case rejectedControl(TetherError, client: String)
+    /// A client sent transparent (binary) data, which the device echoes back.
     case transparentData([UInt8], client: String)
     /// SoftAP onboarding gave the device a network (the key is not reported).
     case configured(ssid: String)

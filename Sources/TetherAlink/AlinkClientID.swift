@@ -9,6 +9,7 @@ public struct AlinkClientID: Hashable, Sendable, CustomStringConvertible {
     /// The extension fields in the order they were written.
     public var fields: [(key: String, value: String)]
 
+    /// A client id from its parts, written in the given order; nothing is checked.
     public init(prefix: String, fields: [(key: String, value: String)] = []) {
         self.prefix = prefix
         self.fields = fields
@@ -33,13 +34,16 @@ public struct AlinkClientID: Hashable, Sendable, CustomStringConvertible {
         self.init(prefix: String(text[..<bar]), fields: fields)
     }
 
+    /// The value of an extension field, nil when absent; when a key repeats, the last one counts.
     public subscript(key: String) -> String? {
         fields.last(where: { $0.key == key })?.value
     }
 
     /// `securemode`: 2 TLS, 3 plain TCP, -2 token reconnect after whitelist-free registration.
     public var secureMode: Int? { self["securemode"].flatMap { Int($0) } }
+    /// `signmethod` (in any case); nil when absent or not an HMAC Tether knows.
     public var signMethod: AlinkSignMethod? { self["signmethod"].flatMap { AlinkSignMethod(rawValue: $0.lowercased()) } }
+    /// `timestamp` as written; when present it is part of what the device signs.
     public var timestamp: String? { self["timestamp"] }
     /// `_ss=1`: the platform subscribes the device's downstream topics on its behalf.
     public var wantsServerSideSubscriptions: Bool { self["_ss"] == "1" }

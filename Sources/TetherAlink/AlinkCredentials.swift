@@ -1,11 +1,14 @@
 /// What an Alink device presents at CONNECT: client id, user name and password
 /// (`shared/reference/alink-mqtt.md` §2).
 public struct AlinkCredentials: Hashable, Sendable {
+    /// The full client id, extension fields included (see ``AlinkClientID``).
     public var clientID: String
+    /// `{dn}&{pk}` (see ``AlinkDeviceIdentity/username``).
     public var username: String
     /// An HMAC of the device's secret, or a registration token. Never log it.
     public var password: String
 
+    /// Credentials made of these values as given: nothing is checked or signed.
     public init(clientID: String, username: String, password: String) {
         self.clientID = clientID
         self.username = username
@@ -56,6 +59,7 @@ public struct AlinkCredentials: Hashable, Sendable {
         return AlinkCredentials(clientID: clientID.description, username: device.username, password: password)
     }
 
+    /// The text dynamic registration signs (§2.3): `deviceName{dn}productKey{pk}random{random}`.
     public static func registrationContent(device: AlinkDeviceIdentity, random: String) -> String {
         "deviceName" + device.deviceName + "productKey" + device.productKey + "random" + random
     }

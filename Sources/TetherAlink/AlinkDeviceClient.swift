@@ -7,9 +7,11 @@ public import TetherMQTT
 /// A request from the cloud to a device: a property set or get, a service call, raw bytes, or
 /// a system RRPC.
 public struct AlinkDownlink: Sendable {
+    /// The topic the request came on, which decides where the reply goes.
     public var topic: AlinkDeviceTopic
     /// The Alink request (nil for raw bytes and RRPC, which are opaque).
     public var request: AlinkRequest?
+    /// The MQTT payload as received.
     public var payload: ByteBuffer
 }
 
@@ -27,7 +29,9 @@ public struct AlinkDownlink: Sendable {
 /// }
 /// ```
 public final class AlinkDeviceClient: Sendable {
+    /// The broker, device identity and timeouts the client was started with.
     public let configuration: AlinkDeviceConfiguration
+    /// The underlying MQTT connection, for its connection events and for topics Alink does not cover.
     public let mqtt: MQTTClient
     private let logger: Logger
     private let downlinkBroadcast = Broadcast<AlinkDownlink>(bufferSize: 1024)

@@ -8,14 +8,19 @@ import Foundation
 /// How an ``AlinkDeviceClient`` reaches its cloud. Every field but the host, the device and its
 /// secret has a default.
 public struct AlinkDeviceConfiguration: Sendable {
+    /// Host name or IP address of the MQTT broker.
     public var host: String
+    /// Broker port (1883 by default: plain MQTT).
     public var port: Int
+    /// The device that signs in and whose `/sys/{pk}/{dn}/…` topics are used.
     public var device: AlinkDeviceIdentity
     /// The per-device secret. Never logged.
     public var deviceSecret: String
     /// 30 to 1200 seconds, as the Alink platform requires.
     public var keepAlive: UInt16
+    /// TCP, TLS or WebSocket; a secure transport signs in with `securemode=2`, others with 3.
     public var transport: MQTTTransport
+    /// The HMAC the CONNECT password is made with.
     public var signMethod: AlinkSignMethod
     /// How long a post waits for its `_reply`.
     public var replyTimeout: Duration
@@ -27,6 +32,8 @@ public struct AlinkDeviceConfiguration: Sendable {
     /// server-side subscriptions (`_ss=1`): for stock brokers such as mosquitto.
     public var subscribesExplicitly: Bool
 
+    /// A configuration with Alink's usual defaults; the keep-alive is checked when the client
+    /// connects, not here.
     public init(
         host: String,
         port: Int = 1883,
@@ -71,6 +78,7 @@ public struct AlinkDeviceConfiguration: Sendable {
 
 /// Wall-clock Unix seconds.
 public enum AlinkClock {
+    /// The current time in whole seconds since 1970 (the default clock of a configuration).
     public static func now() -> Int64 {
         Int64(Date().timeIntervalSince1970)
     }

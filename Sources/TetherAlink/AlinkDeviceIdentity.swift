@@ -2,7 +2,9 @@ public import TetherCore
 
 /// A device as Alink names it: the product key and the device name within that product.
 public struct AlinkDeviceIdentity: Hashable, Sendable, CustomStringConvertible {
+    /// The product the device belongs to (1 to 64 characters, checked by the initializers).
     public var productKey: String
+    /// The device's name, unique within its product (1 to 64 characters, checked by the initializers).
     public var deviceName: String
 
     /// Checks both names: 1 to 64 characters from letters, digits and `-_@.:`, so that they can

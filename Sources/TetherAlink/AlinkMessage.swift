@@ -5,10 +5,15 @@ public import TetherCore
 public struct AlinkRequest: Hashable, Sendable {
     /// A decimal string in every message Tether sends; numbers are read as their decimal text.
     public var id: String
+    /// The Alink protocol version: `1.0` unless the sender wrote another.
     public var version: String
+    /// What is asked, such as `thing.event.property.post` or `thing.service.{identifier}`; nil when
+    /// the message has none.
     public var method: String?
+    /// The request's arguments: property values, an event's `value`, a service's inputs.
     public var params: JSONValue
 
+    /// A request made of these fields as given.
     public init(id: String, method: String?, params: JSONValue, version: String = "1.0") {
         self.id = id
         self.version = version
@@ -26,12 +31,14 @@ public struct AlinkRequest: Hashable, Sendable {
         self.params = object["params"] ?? .object([:])
     }
 
+    /// The envelope as a JSON object (`method` left out when nil).
     public var json: JSONValue {
         var object: JSONObject = ["id": .string(id), "version": .string(version), "params": params]
         if let method { object["method"] = .string(method) }
         return .object(object)
     }
 
+    /// The envelope serialized as UTF-8 JSON, as it is published.
     public var bytes: [UInt8] { Array(json.serialized().utf8) }
 
     /// The reply to this request.
@@ -44,15 +51,23 @@ public struct AlinkRequest: Hashable, Sendable {
 /// `version` when answering a request that had them). `message` is always written: the Python
 /// device SDK drops replies without it.
 public struct AlinkReply: Hashable, Sendable {
+    /// The `code` of a successful reply.
     public static let success = 200
 
     public var id: String
+    /// The outcome: ``success`` (200) or an error code.
     public var code: Int
+    /// The result: property values read, a service's outputs or what was refused; `{}` when none.
     public var data: JSONValue
+    /// A human-readable outcome: `success` by default, empty when a parsed reply had none.
     public var message: String
+    /// The answered request's `method`, echoed; nil to leave it out.
     public var method: String?
+    /// The answered request's `version`, echoed; nil to leave it out.
     public var version: String?
 
+    /// A reply made of these fields as given; ``AlinkRequest/reply(code:data:message:)`` fills in the
+    /// request's `id`, `method` and `version`.
     public init(id: String, code: Int = AlinkReply.success, data: JSONValue = .object([:]), message: String = "success", method: String? = nil, version: String? = nil) {
         self.id = id
         self.code = code
@@ -62,8 +77,11 @@ public struct AlinkReply: Hashable, Sendable {
         self.version = version
     }
 
+    /// Whether `code` is ``success``.
     public var isSuccess: Bool { code == Self.success }
 
+    /// Reads a reply. Throws `malformedPayload` for anything that is not a JSON object with an `id`
+    /// and an integer `code`, or that is larger than `maximumSize` bytes; no `message` reads as empty.
     public init(parsing bytes: some Collection<UInt8>, maximumSize: Int = AlinkLimits.maximumPayloadSize) throws(TetherError) {
         let object = try AlinkLimits.object(bytes, maximumSize: maximumSize)
         self.id = try AlinkLimits.id(object)
@@ -77,6 +95,7 @@ public struct AlinkReply: Hashable, Sendable {
         self.version = object["version"]?.stringValue
     }
 
+    /// The envelope as a JSON object: `message` always, `method` and `version` when set.
     public var json: JSONValue {
         var object: JSONObject = ["id": .string(id), "code": .int(Int64(code)), "data": data, "message": .string(message)]
         if let method { object["method"] = .string(method) }
@@ -84,6 +103,7 @@ public struct AlinkReply: Hashable, Sendable {
         return .object(object)
     }
 
+    /// The envelope serialized as UTF-8 JSON, as it is published.
     public var bytes: [UInt8] { Array(json.serialized().utf8) }
 }
 

@@ -7,8 +7,11 @@ import Foundation
 
 /// The HMAC an Alink device signs its CONNECT with (`signmethod=` in the client id).
 public enum AlinkSignMethod: String, Hashable, Sendable, CaseIterable {
+    /// HMAC-SHA1, what the device SDKs use by default.
     case hmacsha1
+    /// HMAC-MD5.
     case hmacmd5
+    /// HMAC-SHA256, the one dynamic registration uses.
     case hmacsha256
 
     /// Lowercase hex of HMAC(key, content).

@@ -109,10 +109,14 @@ public enum AlinkTopic: Hashable, Sendable {
 /// A topic of one device: who and what, plus the message id when it came through custom RRPC
 /// (`/ext/rrpc/{messageId}/sys/{pk}/{dn}/…`).
 public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
+    /// The device the topic belongs to (`{pk}/{dn}` in the name).
     public var device: AlinkDeviceIdentity
+    /// What the topic is for.
     public var topic: AlinkTopic
+    /// The `{messageId}` of a custom RRPC topic, whose reply goes back on the same topic; nil otherwise.
     public var rrpcMessageID: String?
 
+    /// A topic from its parts; nothing is checked.
     public init(device: AlinkDeviceIdentity, topic: AlinkTopic, rrpcMessageID: String? = nil) {
         self.device = device
         self.topic = topic

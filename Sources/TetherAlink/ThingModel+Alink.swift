@@ -7,6 +7,7 @@ public struct AlinkPropertyCheck: Sendable {
     /// Properties that were refused, with the reason.
     public var rejected: [(name: String, error: TetherError)] = []
 
+    /// An empty check: nothing accepted, nothing rejected.
     public init() {}
 }
 
