@@ -18,6 +18,8 @@ public final class MQTTBroker: Sendable {
     private let group: any EventLoopGroup
     private let bound = AsyncPromise<[SocketAddress], TetherError>()
 
+    /// Builds a broker that does not listen until ``run(listeners:)``; without a `group` it uses
+    /// NIO's shared `MultiThreadedEventLoopGroup.singleton`.
     public init(
         configuration: MQTTBrokerConfiguration = .init(),
         hooks: any MQTTBrokerHooks = MQTTAllowAllHooks(),
@@ -29,6 +31,7 @@ public final class MQTTBroker: Sendable {
         self.group = group ?? MultiThreadedEventLoopGroup.singleton
     }
 
+    /// The configuration the broker was built with.
     public var configuration: MQTTBrokerConfiguration { core.configuration }
 
     /// The addresses the listeners are bound to, once they are (ports chosen by the system
@@ -187,7 +190,9 @@ public final class MQTTObservation: Sendable {
 
 /// Where a broker accepts connections.
 public struct MQTTListener: Sendable {
+    /// The address to bind: `0.0.0.0` for every IPv4 interface, `::` for every IPv6 one.
     public var host: String
+    /// The port to bind; 0 lets the system choose one (see ``MQTTBroker/addresses()``).
     public var port: Int
     let transport: Transport
 

@@ -4,6 +4,8 @@ public struct MQTTBrokerConfiguration: Sendable {
     public var maximumPacketSize: Int
     /// Highest QoS granted; publications above it are refused (v5) or the connection closed (3.1.1).
     public var maximumQoS: MQTTQoS
+    /// Whether clients may publish retained messages; when false, v5 CONNACK says Retain
+    /// Available 0 and a PUBLISH with RETAIN closes the connection (0x9A).
     public var retainAvailable: Bool
     /// QoS 1 and 2 messages a client may have unacknowledged towards the broker (v5 Receive Maximum).
     public var receiveMaximum: UInt16
@@ -25,6 +27,7 @@ public struct MQTTBrokerConfiguration: Sendable {
     /// Whether a client may connect with an empty client identifier (one is then assigned).
     public var allowEmptyClientID: Bool
 
+    /// Builds a configuration from the given limits, used as they are, without validation.
     public init(
         maximumPacketSize: Int = 1 << 20,
         maximumQoS: MQTTQoS = .exactlyOnce,

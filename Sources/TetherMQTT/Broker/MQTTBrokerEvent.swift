@@ -1,9 +1,12 @@
 /// Something that happened on the broker, for embedders (a cloud gateway records online and
 /// offline from these).
 public enum MQTTBrokerEvent: Hashable, Sendable {
+    /// A client completed CONNECT; `sessionPresent` tells whether it resumed a stored session.
     case clientConnected(MQTTPrincipal, remoteAddress: String, sessionPresent: Bool)
+    /// A connected client's connection ended, or another connection took its session over.
     case clientDisconnected(clientID: String, reason: DisconnectReason)
 
+    /// Why a client's connection ended, as the broker saw it.
     public enum DisconnectReason: String, Hashable, Sendable {
         /// The client sent DISCONNECT.
         case normal

@@ -5,10 +5,12 @@ public struct MQTTPrincipal: Hashable, Sendable {
     /// device makes a device's second connection take over its first, whatever client id each
     /// carried.
     public var clientID: String
+    /// The user name the client presented, if the authentication hook kept it.
     public var username: String?
     /// Whatever the embedder wants to remember (a device's product key and name, a user id…).
     public var attributes: [String: String]
 
+    /// Builds a principal; from authentication, an empty `clientID` keeps the one the client sent.
     public init(clientID: String, username: String? = nil, attributes: [String: String] = [:]) {
         self.clientID = clientID
         self.username = username
@@ -18,11 +20,15 @@ public struct MQTTPrincipal: Hashable, Sendable {
 
 /// What a client presents at CONNECT, for authentication.
 public struct MQTTConnectRequest: Sendable {
+    /// The client identifier from CONNECT, as sent: empty when the client wants one assigned.
     public var clientID: String
+    /// The user name from CONNECT, if any.
     public var username: String?
     /// Never log this.
     public var password: [UInt8]?
+    /// The protocol level the client connects with.
     public var version: MQTTVersion
+    /// The keep-alive the client asked for, in seconds; 0 means none.
     public var keepAlive: UInt16
     /// The client's address, `ip:port`.
     public var remoteAddress: String
@@ -32,6 +38,7 @@ public struct MQTTConnectRequest: Sendable {
 
 /// The outcome of authentication.
 public enum MQTTAuthentication: Sendable {
+    /// Let the client in as this principal (its `clientID` may re-key the session).
     case accepted(MQTTPrincipal)
     /// Refused with a CONNACK reason code (`.badUserNameOrPassword`, `.notAuthorized`, …).
     case refused(MQTTReasonCode)
@@ -61,17 +68,24 @@ public protocol MQTTBrokerHooks: Sendable {
 }
 
 extension MQTTBrokerHooks {
+    /// Accepts every client as the client identifier and user name it presented.
     public func authenticate(_ request: MQTTConnectRequest) async -> MQTTAuthentication {
         .accepted(MQTTPrincipal(clientID: request.clientID, username: request.username))
     }
+    /// Allows every publication.
     public func authorizePublish(_ principal: MQTTPrincipal, topic: String) -> Bool { true }
+    /// Allows every subscription.
     public func authorizeSubscribe(_ principal: MQTTPrincipal, filter: String) -> Bool { true }
+    /// No subscriptions beyond those the client asks for.
     public func serverSideSubscriptions(for principal: MQTTPrincipal) -> [MQTTTopicSubscription] { [] }
+    /// Does nothing.
     public func clientConnected(_ principal: MQTTPrincipal, remoteAddress: String) {}
+    /// Does nothing.
     public func clientDisconnected(_ principal: MQTTPrincipal, reason: MQTTBrokerEvent.DisconnectReason) {}
 }
 
 /// Anyone may connect, publish and subscribe: a development broker.
 public struct MQTTAllowAllHooks: MQTTBrokerHooks {
+    /// Builds the permissive hooks.
     public init() {}
 }

@@ -1,7 +1,10 @@
 /// A persistent session as stored: what a broker needs to resume it after a restart.
 public struct MQTTStoredSession: Hashable, Sendable {
+    /// The key of the session: the client identifier the broker stored it under.
     public var clientID: String
+    /// The protocol level the session's client connected with.
     public var version: MQTTVersion
+    /// The session's subscriptions, with their QoS and options.
     public var subscriptions: [MQTTTopicSubscription]
     /// Subscription identifiers by filter (v5).
     public var subscriptionIdentifiers: [String: Int]
@@ -10,6 +13,7 @@ public struct MQTTStoredSession: Hashable, Sendable {
     /// Messages not yet delivered or not yet acknowledged, oldest first.
     public var pendingMessages: [MQTTMessage]
 
+    /// Builds a stored session from its parts, as given.
     public init(clientID: String, version: MQTTVersion, subscriptions: [MQTTTopicSubscription], subscriptionIdentifiers: [String: Int] = [:], expiryInterval: UInt32?, pendingMessages: [MQTTMessage]) {
         self.clientID = clientID
         self.version = version
@@ -38,9 +42,14 @@ public protocol MQTTBrokerPersistence: Sendable {
 
 /// Keeps nothing: sessions and retained messages live as long as the broker process.
 public struct MQTTNoPersistence: MQTTBrokerPersistence {
+    /// Builds the no-op store.
     public init() {}
+    /// Returns nothing: the broker starts without sessions or retained messages.
     public func load() async throws -> (sessions: [MQTTStoredSession], retained: [MQTTMessage]) { ([], []) }
+    /// Discards the session.
     public func saveSession(_ session: MQTTStoredSession) {}
+    /// Does nothing: nothing was stored.
     public func deleteSession(clientID: String) {}
+    /// Discards the retained message.
     public func saveRetained(topic: String, message: MQTTMessage?) {}
 }

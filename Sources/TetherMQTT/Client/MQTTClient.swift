@@ -17,6 +17,7 @@ import TetherCore
 /// }
 /// ```
 public final class MQTTClient: Sendable {
+    /// The configuration the client was built with, fixed for its lifetime.
     public let configuration: MQTTClientConfiguration
     let logger: Logger
     let group: any EventLoopGroup
@@ -321,6 +322,7 @@ struct PendingAcknowledgement {
 
 /// Messages of one scoped subscription.
 public struct MQTTSubscription: AsyncSequence, Sendable {
+    /// Each element is one message delivered to the subscription.
     public typealias Element = MQTTMessage
     let stream: AsyncStream<MQTTMessage>
 
@@ -329,8 +331,12 @@ public struct MQTTSubscription: AsyncSequence, Sendable {
 
 /// What happened to the client's connection.
 public enum MQTTClientEvent: Hashable, Sendable {
+    /// CONNACK accepted a connection; `sessionPresent` tells whether the broker resumed the session.
     case connected(sessionPresent: Bool)
+    /// The connection ended: the error that ended it (or the broker's DISCONNECT), nil when it
+    /// simply closed.
     case disconnected(MQTTError?)
+    /// The client connects again after `delay`; `attempt` counts from 1 since the last success.
     case reconnecting(attempt: Int, delay: Duration)
 }
 

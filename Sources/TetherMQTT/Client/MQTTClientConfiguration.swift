@@ -1,7 +1,10 @@
 /// How an ``MQTTClient`` connects and behaves. Every field but the host has a default.
 public struct MQTTClientConfiguration: Sendable {
+    /// The broker's host name or IP address; by default also the TLS server name and WebSocket `Host`.
     public var host: String
+    /// The broker's port: 1883 by default, usually 8883 with TLS.
     public var port: Int
+    /// The protocol level to speak; only ``MQTTVersion/v5`` sends properties.
     public var version: MQTTVersion
     /// Empty lets the broker assign one (v5; 3.1.1 brokers accept it only with a clean session).
     public var clientID: String
@@ -9,12 +12,18 @@ public struct MQTTClientConfiguration: Sendable {
     public var cleanStart: Bool
     /// v5: seconds the broker keeps the session after the connection ends.
     public var sessionExpiry: UInt32
+    /// Seconds without sending after which the client sends PINGREQ; 0 turns keep-alive off.
     public var keepAlive: UInt16
+    /// The user name sent in CONNECT, unless ``MQTTClientConfiguration/credentials`` gives one.
     public var username: String?
     /// Never logged.
     public var password: [UInt8]?
+    /// The message the broker publishes if this client vanishes without DISCONNECT.
     public var will: MQTTWill?
+    /// How to reach the broker: plain TCP by default, or TLS or WebSocket.
     public var transport: MQTTTransport
+    /// Limit for each step of a connection attempt: the TCP connection, a WebSocket
+    /// upgrade, and the wait for CONNACK.
     public var connectTimeout: Duration
     /// How long SUBSCRIBE and UNSUBSCRIBE wait for their acknowledgement.
     public var requestTimeout: Duration
@@ -33,15 +42,21 @@ public struct MQTTClientConfiguration: Sendable {
     /// and `password` for that attempt (Alink devices sign a fresh timestamp each time).
     public var credentials: (@Sendable () -> MQTTCredentials)?
 
+    /// The backoff between automatic reconnection attempts.
     public struct Reconnect: Sendable {
+        /// The delay before the first attempt after a connection is lost.
         public var initial: Duration
+        /// The longest delay between attempts, however many have failed.
         public var maximum: Duration
+        /// Builds a backoff; the defaults go from 0.5 s up to 30 s.
         public init(initial: Duration = .milliseconds(500), maximum: Duration = .seconds(30)) {
             self.initial = initial
             self.maximum = maximum
         }
     }
 
+    /// Builds a configuration; only the host is required, and a random `tether-…` client
+    /// identifier is generated when none is given.
     public init(
         host: String,
         port: Int = 1883,
@@ -92,11 +107,14 @@ public struct MQTTClientConfiguration: Sendable {
 
 /// The identity a client presents at CONNECT.
 public struct MQTTCredentials: Sendable {
+    /// The client identifier for this attempt.
     public var clientID: String
+    /// The user name for this attempt, if any.
     public var username: String?
     /// Never logged.
     public var password: [UInt8]?
 
+    /// Builds credentials for one connection attempt.
     public init(clientID: String, username: String? = nil, password: [UInt8]? = nil) {
         self.clientID = clientID
         self.username = username

@@ -3,23 +3,28 @@ public import TetherCore
 /// The error type of ``TetherMQTT``: codec, client and broker. Codes are stable; `message` is
 /// safe to log (it never contains passwords or payloads).
 public struct MQTTError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of failure, stable across releases; compare it with constants such as `.timeout`.
     public var code: Code
+    /// What went wrong, for people; safe to log.
     public var message: String
     /// The reason code the peer sent (a refused CONNECT, a failed SUBSCRIBE, a DISCONNECT), or
     /// the one this side sends for a codec error.
     public var reasonCode: MQTTReasonCode?
 
+    /// Builds an error from its code, a loggable message and, optionally, the MQTT reason code.
     public init(_ code: Code, _ message: String, reasonCode: MQTTReasonCode? = nil) {
         self.code = code
         self.message = message
         self.reasonCode = reasonCode
     }
 
+    /// The code, the reason code if any, and the message, for logs.
     public var description: String {
         if let reasonCode { return "MQTTError(\(code), \(reasonCode)): \(message)" }
         return "MQTTError(\(code)): \(message)"
     }
 
+    /// The codes of this domain (4001…4017), declared as static members of `ErrorCode`.
     public typealias Code = ErrorCode<MQTTError>
     static func malformed(_ message: String) -> MQTTError {
         MQTTError(.malformedPacket, message, reasonCode: .malformedPacket)

@@ -2,34 +2,63 @@ import NIOCore
 
 /// One MQTT 5 property (MQTT 5.0 §2.2.2.2).
 public enum MQTTProperty: Hashable, Sendable {
+    /// 0x01, PUBLISH and will: 0 for unspecified bytes, 1 for UTF-8 text.
     case payloadFormatIndicator(UInt8)
+    /// 0x02, PUBLISH and will: seconds after which an undelivered message is dropped.
     case messageExpiryInterval(UInt32)
+    /// 0x03, PUBLISH and will: the payload's content type, such as a MIME type.
     case contentType(String)
+    /// 0x08, PUBLISH and will: the topic a response should be published to.
     case responseTopic(String)
+    /// 0x09, PUBLISH and will: bytes that pair a response with its request.
     case correlationData([UInt8])
+    /// 0x0B, 1…268,435,455: set on a SUBSCRIBE, then carried by each PUBLISH its subscription matches.
     case subscriptionIdentifier(Int)
+    /// 0x11, CONNECT, CONNACK, DISCONNECT: seconds a session outlives its connection.
     case sessionExpiryInterval(UInt32)
+    /// 0x12, CONNACK: the client identifier the server chose for an empty one.
     case assignedClientIdentifier(String)
+    /// 0x13, CONNACK: the keep-alive in seconds the server imposes instead of the client's.
     case serverKeepAlive(UInt16)
+    /// 0x15, CONNECT, CONNACK, AUTH: the name of the extended authentication method.
     case authenticationMethod(String)
+    /// 0x16, CONNECT, CONNACK, AUTH: the method's data for this step.
     case authenticationData([UInt8])
+    /// 0x17, CONNECT: 0 asks the server to send reason strings and user properties only in CONNACK
+    /// and DISCONNECT.
     case requestProblemInformation(UInt8)
+    /// 0x18, will: seconds the server waits before publishing the will.
     case willDelayInterval(UInt32)
+    /// 0x19, CONNECT: 1 asks the server for Response Information in CONNACK.
     case requestResponseInformation(UInt8)
+    /// 0x1A, CONNACK: a basis for response topics, sent when requested.
     case responseInformation(String)
+    /// 0x1C, CONNACK, DISCONNECT: another server to use, with 0x9C or 0x9D.
     case serverReference(String)
+    /// 0x1F, acknowledgements, DISCONNECT, AUTH: human-readable detail of the reason code.
     case reasonString(String)
+    /// 0x21, CONNECT, CONNACK: QoS 1 and 2 publications the sender accepts in flight; not 0.
     case receiveMaximum(UInt16)
+    /// 0x22, CONNECT, CONNACK: the highest topic alias the sender accepts; 0 means none.
     case topicAliasMaximum(UInt16)
+    /// 0x23, PUBLISH: a number standing for the topic name on this connection; not 0.
     case topicAlias(UInt16)
+    /// 0x24, CONNACK: 0 or 1, the highest QoS the server accepts (absent: 2).
     case maximumQoS(UInt8)
+    /// 0x25, CONNACK: 0 when the server does not accept retained messages.
     case retainAvailable(UInt8)
+    /// 0x26, any packet: a name and value pair of the application's; may repeat.
     case userProperty(String, String)
+    /// 0x27, CONNECT, CONNACK: the largest packet in bytes the sender accepts; not 0.
     case maximumPacketSize(UInt32)
+    /// 0x28, CONNACK: 0 when the server does not accept wildcard subscriptions.
     case wildcardSubscriptionAvailable(UInt8)
+    /// 0x29, CONNACK: 0 when the server does not support subscription identifiers.
     case subscriptionIdentifierAvailable(UInt8)
+    /// 0x2A, CONNACK: 0 when the server does not support shared subscriptions.
     case sharedSubscriptionAvailable(UInt8)
 
+    /// The property's identifier byte on the wire (0x01…0x2A).
     public var identifier: UInt8 {
         switch self {
         case .payloadFormatIndicator: return 0x01
@@ -91,29 +120,50 @@ enum MQTTPropertyContext: String {
 
 /// The properties of a packet, in the order they were given or received.
 public struct MQTTProperties: Hashable, Sendable, ExpressibleByArrayLiteral {
+    /// The properties in order; user properties and a PUBLISH's subscription identifiers may repeat.
     public var list: [MQTTProperty]
 
+    /// Wraps a list as given; which properties a packet allows is checked only when decoding.
     public init(_ list: [MQTTProperty] = []) { self.list = list }
+    /// Builds the list from a literal: `[.receiveMaximum(10), .userProperty("k", "v")]`.
     public init(arrayLiteral elements: MQTTProperty...) { self.list = elements }
 
+    /// Whether there are no properties; v5 acknowledgements then use their short form.
     public var isEmpty: Bool { list.isEmpty }
 
+    /// Session Expiry Interval (0x11) in seconds, if present (CONNECT, CONNACK, DISCONNECT).
     public var sessionExpiryInterval: UInt32? { first { if case .sessionExpiryInterval(let v) = $0 { v } else { nil } } }
+    /// Receive Maximum (0x21), if present: QoS 1 and 2 messages the sender takes in flight.
     public var receiveMaximum: UInt16? { first { if case .receiveMaximum(let v) = $0 { v } else { nil } } }
+    /// Maximum Packet Size (0x27) in bytes, if present (CONNECT, CONNACK).
     public var maximumPacketSize: UInt32? { first { if case .maximumPacketSize(let v) = $0 { v } else { nil } } }
+    /// Topic Alias Maximum (0x22), if present: the highest alias the sender accepts.
     public var topicAliasMaximum: UInt16? { first { if case .topicAliasMaximum(let v) = $0 { v } else { nil } } }
+    /// Topic Alias (0x23) of a PUBLISH, if present.
     public var topicAlias: UInt16? { first { if case .topicAlias(let v) = $0 { v } else { nil } } }
+    /// Will Delay Interval (0x18) in seconds, if present in will properties.
     public var willDelayInterval: UInt32? { first { if case .willDelayInterval(let v) = $0 { v } else { nil } } }
+    /// Message Expiry Interval (0x02) in seconds, if present (PUBLISH, will).
     public var messageExpiryInterval: UInt32? { first { if case .messageExpiryInterval(let v) = $0 { v } else { nil } } }
+    /// Maximum QoS (0x24) of a CONNACK, if present; absent means QoS 2 is accepted.
     public var maximumQoS: UInt8? { first { if case .maximumQoS(let v) = $0 { v } else { nil } } }
+    /// Retain Available (0x25) of a CONNACK, if present; absent means retain is supported.
     public var retainAvailable: UInt8? { first { if case .retainAvailable(let v) = $0 { v } else { nil } } }
+    /// Server Keep Alive (0x13) of a CONNACK, if present: the keep-alive the client must use.
     public var serverKeepAlive: UInt16? { first { if case .serverKeepAlive(let v) = $0 { v } else { nil } } }
+    /// Assigned Client Identifier (0x12) of a CONNACK, if the server chose one.
     public var assignedClientIdentifier: String? { first { if case .assignedClientIdentifier(let v) = $0 { v } else { nil } } }
+    /// Reason String (0x1F), if present: human-readable detail of the reason code.
     public var reasonString: String? { first { if case .reasonString(let v) = $0 { v } else { nil } } }
+    /// Response Topic (0x08), if present (PUBLISH, will).
     public var responseTopic: String? { first { if case .responseTopic(let v) = $0 { v } else { nil } } }
+    /// Correlation Data (0x09), if present (PUBLISH, will).
     public var correlationData: [UInt8]? { first { if case .correlationData(let v) = $0 { v } else { nil } } }
+    /// Authentication Method (0x15), if present (CONNECT, CONNACK, AUTH).
     public var authenticationMethod: String? { first { if case .authenticationMethod(let v) = $0 { v } else { nil } } }
+    /// Every Subscription Identifier (0x0B), in order; empty when there is none.
     public var subscriptionIdentifiers: [Int] { list.compactMap { if case .subscriptionIdentifier(let v) = $0 { v } else { nil } } }
+    /// Every User Property (0x26) as name and value, in order; names may repeat.
     public var userProperties: [(String, String)] { list.compactMap { if case .userProperty(let k, let v) = $0 { (k, v) } else { nil } } }
 
     private func first<T>(_ extract: (MQTTProperty) -> T?) -> T? {
