@@ -14,12 +14,14 @@ import queue
 
 import pytest
 
-from conftest import BIN, CLOUD_BIN, ROOT, free_port, wait_for_port
+from conftest import BIN, CLOUD_BIN, ROOT, Cloud, free_port, wait_for_port
 
 PASSWORD = "e2e-Passw0rd"
 
 
-class Stack:
+class Stack(Cloud):
+    """A cloud that can be stopped and started again on the same ports and database."""
+
     def __init__(self, directory):
         self.directory = directory
         self.http_port, self.mqtt_port = free_port(), free_port()
@@ -39,13 +41,6 @@ class Stack:
     def stop_cloud(self):
         self.cloud.terminate()
         assert self.cloud.wait(timeout=10) == 0
-
-    def admin(self, *arguments):
-        output = subprocess.run(
-            [os.path.join(CLOUD_BIN, "tether-cloud"), "admin", *arguments, "--database", f"sqlite:{self.directory}/cloud.sqlite", "--json"],
-            check=True, capture_output=True, text=True,
-        ).stdout
-        return json.loads(output)
 
     def tether(self, home, *arguments, check=True):
         """Runs the CLI as the user whose config and session live in `home`."""
