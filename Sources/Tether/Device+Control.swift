@@ -20,6 +20,7 @@ extension Device {
     ///   (wrong passcode, or the device serves its maximum of clients); ``TetherError/Code/timeout``;
     ///   ``TetherError/Code/cloudRefused`` when only the cloud could reach it and refused.
     public func subscribe(passcode: String? = nil) async throws(TetherError) {
+        await ensureModel()
         let promise = AsyncPromise<Void, TetherError>()
         let started = state.withLock { state -> AsyncPromise<Void, TetherError>? in
             if let passcode { state.passcode = passcode }
@@ -63,6 +64,7 @@ extension Device {
     ///   timeout), which is also delivered as a ``DeviceEvent/status(_:)`` event with that `sn`.
     @discardableResult
     public func write(_ values: [String: DataValue], sn: UInt32? = nil) async throws(TetherError) -> WriteResult {
+        await ensureModel()
         let codec = try requireCodec()
         let normalized = try codec.model.validateWrite(values)
         switch try requirePath() {
@@ -137,7 +139,7 @@ extension Device {
 
     func requireCodec() throws(TetherError) -> P0Codec {
         guard let codec else {
-            throw TetherError(.unknownProduct, "no product model for product key \(productKey): add it to the client's configuration")
+            throw TetherError(.unknownProduct, "no product model for product key \(productKey): add it to the client's configuration, or let the client fetch it from a cloud that has it")
         }
         return codec
     }

@@ -15,10 +15,14 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
     /// The MAC address (`ac:cf:23:50:d4:46`) for discovered devices; `host:port` for devices
     /// added by address.
     public let id: String
-    /// The product model, when the client knows the device's product.
-    public let model: ThingModel?
+    /// The product model, when the client knows the device's product: from the configuration,
+    /// or fetched from the cloud (``TetherClient/CloudOptions/fetchesProductModels``).
+    public var model: ThingModel? { modelState.withLock { $0.model } }
 
-    let codec: P0Codec?
+    var codec: P0Codec? { modelState.withLock { $0.codec } }
+    private let modelState: Mutex<(model: ThingModel?, codec: P0Codec?)>
+    /// Where a missing model comes from (the client's models, the cloud).
+    let modelSource: (@Sendable (String) async -> ThingModel?)?
     let lan: LANConfiguration
     /// The cloud's real-time connection, when the client has a cloud.
     let link: RealtimeLink?
@@ -60,10 +64,10 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
 
     let state: Mutex<State>
 
-    init(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, lan: LANConfiguration, link: RealtimeLink?, logger: Logger, onNetStatusChange: @escaping @Sendable (Device, NetStatus?) -> Void) {
+    init(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, lan: LANConfiguration, link: RealtimeLink?, logger: Logger, modelSource: (@Sendable (String) async -> ThingModel?)? = nil, onNetStatusChange: @escaping @Sendable (Device, NetStatus?) -> Void) {
         self.id = id
-        self.model = model
-        self.codec = model.flatMap { try? P0Codec(model: $0) }
+        self.modelState = Mutex((model, model.flatMap { try? P0Codec(model: $0) }))
+        self.modelSource = modelSource
         self.lan = lan
         self.link = link
         self.logger = logger
@@ -73,10 +77,24 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         self.state = Mutex(initial)
     }
 
+    /// Takes `model` when the device has none and it is the device's product's.
+    func adopt(_ model: ThingModel) {
+        guard model.productKey == productKey, let codec = try? P0Codec(model: model) else { return }
+        modelState.withLock { state in
+            if state.model == nil { state = (model, codec) }
+        }
+    }
+
+    /// Fetches the model when the device has none and a source can give it.
+    func ensureModel() async {
+        guard model == nil, let modelSource, !productKey.isEmpty else { return }
+        if let model = await modelSource(productKey) { adopt(model) }
+    }
+
     /// The device's id in the cloud and on the LAN (22 characters); empty for a device added by
     /// address until it is known.
     public var did: String { state.withLock { $0.did } }
-    /// The product the device belongs to; its model comes from the client's configuration.
+    /// The product the device belongs to.
     public var productKey: String { state.withLock { $0.productKey } }
     /// The MAC address, `ac:cf:23:50:d4:46`, when known (from discovery or the cloud).
     public var mac: String? { state.withLock { $0.mac } }

@@ -29,6 +29,7 @@ extension TetherClient {
             )
         }
         device.updateCloud(entry)
+        fetchModelIfMissing(device)
         return device
     }
 

@@ -44,6 +44,9 @@ extension TetherClient {
         /// Delays between attempts to reconnect the real-time connection: `initial`, doubling up
         /// to `maximum`, each with ±20 % jitter.
         public var reconnectDelay: (initial: Duration, maximum: Duration)
+        /// Whether the model of a product the configuration lacks is fetched from the cloud
+        /// (`/app/datapoint`) when a device of that product is found or bound.
+        public var fetchesProductModels: Bool
 
         /// Cloud options; only the endpoint and app ID are required. Without `sessionStore` the
         /// session is kept in `~/.tether/session-APPID.json` (mode 0600).
@@ -55,7 +58,8 @@ extension TetherClient {
             renewBefore: Duration = .seconds(24 * 3600),
             requestTimeout: Duration = .seconds(15),
             bindingsRefreshInterval: Duration = .seconds(60),
-            reconnectDelay: (initial: Duration, maximum: Duration) = (.milliseconds(500), .seconds(30))
+            reconnectDelay: (initial: Duration, maximum: Duration) = (.milliseconds(500), .seconds(30)),
+            fetchesProductModels: Bool = true
         ) {
             self.endpoint = endpoint
             self.appID = appID
@@ -65,6 +69,7 @@ extension TetherClient {
             self.requestTimeout = requestTimeout
             self.bindingsRefreshInterval = bindingsRefreshInterval
             self.reconnectDelay = reconnectDelay
+            self.fetchesProductModels = fetchesProductModels
         }
 
         var realtimeConfiguration: CloudRealtimeConfiguration {

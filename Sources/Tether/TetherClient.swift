@@ -36,6 +36,7 @@ public final class TetherClient: Sendable {
     public let account: TetherAccount?
     /// The real-time connection the devices share, while a user is logged in.
     let link: RealtimeLink?
+    let productModels: ProductModels
 
     init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
@@ -47,6 +48,9 @@ public final class TetherClient: Sendable {
             )
         }
         link = account.map(RealtimeLink.init(account:))
+        productModels = ProductModels(
+            configured: configuration.products, api: configuration.cloud?.fetchesProductModels == true ? account?.api : nil, logger: logger
+        )
         link?.onBindingsChanged { [weak self] in _ = try? await self?.refreshBindings() }
     }
 
@@ -84,9 +88,10 @@ public final class TetherClient: Sendable {
     /// a new, independent stream; it ends when the client shuts down.
     public func events() -> AsyncStream<TetherClientEvent> { eventBroadcast.subscribe() }
 
-    /// The product model for a product key, from the configuration.
+    /// The product model for a product key: from the configuration, or fetched from the cloud
+    /// earlier.
     public func model(forProductKey productKey: String) -> ThingModel? {
-        configuration.products.first { $0.productKey == productKey }
+        productModels.known(productKey)
     }
 
     /// A device at a known address, without discovery (a device on another subnet, or one whose
@@ -109,14 +114,23 @@ public final class TetherClient: Sendable {
     }
 
     func makeDevice(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?) -> Device {
-        Device(
+        let models = productModels
+        let device = Device(
             id: id, did: did, productKey: productKey, mac: mac, endpoint: endpoint, onLAN: onLAN, model: model,
-            lan: configuration.lan, link: link, logger: logger,
+            lan: configuration.lan, link: link, logger: logger, modelSource: { await models.model(for: $0) },
             onNetStatusChange: { [weak self] device, status in
                 if let status { self?.eventBroadcast.yield(.deviceNetStatus(device, status)) }
                 self?.publishList()
             }
         )
+        return device
+    }
+
+    /// Fetches a device's model in the background when the client does not know its product, so
+    /// that it is there before the app subscribes.
+    func fetchModelIfMissing(_ device: Device) {
+        guard device.model == nil, device.modelSource != nil, !device.productKey.isEmpty else { return }
+        Task { await device.ensureModel() }
     }
 
     /// Every device, listed or not.
@@ -187,6 +201,7 @@ public final class TetherClient: Sendable {
             makeDevice(id: mac, did: info.did, productKey: info.productKey, mac: mac, endpoint: endpoint, onLAN: true, model: model(forProductKey: info.productKey))
         }
         device.sawOnLAN(did: info.did, productKey: info.productKey, endpoint: endpoint)
+        fetchModelIfMissing(device)
     }
 
     func shutdown() async {

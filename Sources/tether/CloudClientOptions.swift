@@ -57,8 +57,8 @@ struct CloudClientOptions: ParsableArguments {
         return settings
     }
 
-    /// The client configuration for the saved or given cloud and app, with `models`.
-    func configuration(models: [ThingModel] = [], lanDiscovery: Bool = true) throws -> TetherClient.Configuration {
+    /// The client configuration for the saved or given cloud and app.
+    func configuration(lanDiscovery: Bool = true) throws -> TetherClient.Configuration {
         let settings = try settings()
         guard let cloud = settings.cloud, let appID = settings.appID else {
             throw ValidationError("no cloud configured: pass --cloud URL --app-id ID (tether login saves them)")
@@ -70,7 +70,7 @@ struct CloudClientOptions: ParsableArguments {
             discoveryTargets: endpoints, discoveryInterval: .milliseconds(500), tcpPort: settings.tcpPort ?? 12416, requestTimeout: .seconds(5)
         )
         return TetherClient.Configuration(
-            products: models, lan: lan,
+            lan: lan,
             cloud: .init(
                 endpoint: try CloudEndpoint(url: cloud), appID: appID,
                 sessionStore: FileSessionStore(path: "\(directory)/session-\(appID).json"),
@@ -79,28 +79,10 @@ struct CloudClientOptions: ParsableArguments {
         )
     }
 
-    /// Runs `body` with a client whose session (if any) is the saved one and which knows the
-    /// models of the user's bound products, fetched from the cloud.
-    func withClient<T: Sendable>(lanDiscovery: Bool = true, models extra: [ThingModel] = [], _ body: (TetherClient) async throws -> T) async throws -> T {
-        let bare = try configuration(lanDiscovery: false)
-        let models = try await withTetherClient(configuration: bare, logger: logger) { client -> [ThingModel] in
-            guard let account = client.account, account.isLoggedIn, let bound = try? await client.refreshBindings() else { return [] }
-            // A model that cannot be fetched only matters to a command that needs it, which says so.
-            var models: [ThingModel] = []
-            for key in Set(bound.map(\.productKey)).sorted() {
-                if let model = try? await account.api.productModel(productKey: key) { models.append(model) }
-            }
-            return models
-        }
-        let all = models + extra.filter { model in !models.contains { $0.productKey == model.productKey } }
-        return try await withTetherClient(configuration: try configuration(models: all, lanDiscovery: lanDiscovery), logger: logger, body)
-    }
-
-    /// The model of `productKey`, from the cloud (no login needed).
-    func model(productKey: String) async throws -> ThingModel {
-        let settings = try settings()
-        guard let cloud = settings.cloud, let appID = settings.appID else { throw ValidationError("no cloud configured") }
-        return try await TetherCloudAPI(endpoint: try CloudEndpoint(url: cloud), appID: appID, timeout: timeoutDuration).productModel(productKey: productKey)
+    /// Runs `body` with a client whose session (if any) is the saved one; product models come
+    /// from the cloud as devices appear.
+    func withClient<T: Sendable>(lanDiscovery: Bool = true, _ body: (TetherClient) async throws -> T) async throws -> T {
+        try await withTetherClient(configuration: try configuration(lanDiscovery: lanDiscovery), logger: logger, body)
     }
 
     /// The device with this did: bound in the cloud, or answering discovery within the timeout.

@@ -140,29 +140,14 @@ struct SubscribedDeviceOptions: ParsableArguments {
 
     func withDevice<T: Sendable>(_ body: @escaping @Sendable (Device) async throws -> T) async throws -> T {
         let passcode = self.passcode ?? ProcessInfo.processInfo.environment["TETHER_PASSCODE"].flatMap { $0.isEmpty ? nil : $0 }
-        // A device found on the LAN but not bound: its model is fetched, and the client started
-        // again with it (a device's model is fixed for the client's lifetime).
-        var extra: [ThingModel] = []
-        while true {
-            let outcome = try await options.withClient(models: extra) { client -> Outcome<T> in
-                let device = try await options.device(did, in: client)
-                guard device.model != nil else { return .needsModel(device.productKey) }
-                try await device.subscribe(passcode: passcode)
-                return .done(try await body(device))
+        return try await options.withClient { client in
+            let device = try await options.device(did, in: client)
+            try await device.subscribe(passcode: passcode)
+            guard device.model != nil else {
+                throw TetherError(.unknownProduct, "the cloud has no model for product \(device.productKey)")
             }
-            switch outcome {
-            case .done(let result):
-                return result
-            case .needsModel(let productKey):
-                guard extra.isEmpty else { throw TetherError(.unknownProduct, "no model for product \(productKey)") }
-                extra = [try await options.model(productKey: productKey)]
-            }
+            return try await body(device)
         }
-    }
-
-    private enum Outcome<T: Sendable>: Sendable {
-        case done(T)
-        case needsModel(String)
     }
 }
 

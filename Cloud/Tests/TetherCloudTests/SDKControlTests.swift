@@ -137,7 +137,8 @@ struct SDKControlTests {
             let lamp = try await Lamp(cloud, product: product, mac: "02:11:22:33:44:55")
             let linked = Task { await lamp.link.run() }
             defer { linked.cancel() }
-            try await withTetherClient(configuration: Self.configuration(cloud, products: [lamp.model]), logger: GatewayFixtures.quietLogger) { client in
+            // No model in the configuration: the client fetches the product's from the cloud.
+            try await withTetherClient(configuration: Self.configuration(cloud, products: []), logger: GatewayFixtures.quietLogger) { client in
                 try await client.account!.register(username: "scanner", password: "Passw0rd!")
                 let scanned = try BindingQRCode(productKey: product.productKey, mac: "021122334455", productSecret: product.productSecret).text
                 let wrong = try BindingQRCode(productKey: product.productKey, mac: "021122334455", productSecret: "not-the-secret")
@@ -153,6 +154,8 @@ struct SDKControlTests {
                     return device.reachability == .cloud
                 }
                 try await device.subscribe()
+                #expect(device.model?.productKey == product.productKey, "the model came from the cloud")
+                #expect(client.model(forProductKey: product.productKey) != nil)
                 #expect(device.controlPath == .cloud)
                 #expect(device.status.data["Brightness"] != nil, "subscribing read the status")
                 let result = try await device.write(["LightSwitch": true])
@@ -237,9 +240,11 @@ struct SDKControlTests {
             let server = lamp.lanServer()
             let serving = Task { try await server.run() }
             let addresses = try await server.addresses()
-            try await withTetherClient(configuration: Self.configuration(cloud, products: [lamp.model], discovery: addresses), logger: GatewayFixtures.quietLogger) { client in
+            // No model configured and nobody logged in: the LAN device's model still comes from the cloud.
+            try await withTetherClient(configuration: Self.configuration(cloud, products: [], discovery: addresses), logger: GatewayFixtures.quietLogger) { client in
                 let device = try #require(await SDKDeviceListTests.list(client) { !$0.isEmpty }).first!
                 try await device.subscribe(passcode: lamp.created.passcode)
+                #expect(try await device.getStatus().data["Brightness"] != nil)
                 #expect(device.controlPath == .lan && !device.isBound)
                 try await client.account!.register(username: "latecomer", password: "Passw0rd!")
                 _ = try await client.bind(did: lamp.created.did, passcode: lamp.created.passcode)
