@@ -209,3 +209,49 @@ def _write(path, value):
     with open(path, "w") as file:
         json.dump(value, file)
     return True
+
+
+def test_session_renewed_then_expired(tmp_path):
+    """Tokens that last 8 s: the SDK renews the session whenever it is used within its last day,
+    so a user who keeps using the app stays logged in past the first token's end; one who comes
+    back after it ended is told once, clearly, to log in again."""
+    directory = str(tmp_path)
+    port, mqtt_port = free_port(), free_port()
+    cloud = subprocess.Popen(
+        [os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--http-port", str(port), "--mqtt-port", str(mqtt_port),
+         "--database", f"sqlite:{directory}/cloud.sqlite", "--log-level", "warning", "--token-lifetime", "8"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port)
+        app = json.loads(subprocess.run(
+            [os.path.join(CLOUD_BIN, "tether-cloud"), "admin", "app", "create", "--name", "short", "--database", f"sqlite:{directory}/cloud.sqlite", "--json"],
+            check=True, capture_output=True, text=True,
+        ).stdout)
+        home = os.path.join(directory, "carol")
+
+        def tether(*arguments):
+            return subprocess.run([os.path.join(BIN, "tether"), *arguments], capture_output=True, text=True, timeout=60,
+                                  env={**os.environ, "TETHER_HOME": home})
+
+        started = time.time()
+        assert tether("register", "--cloud", f"http://127.0.0.1:{port}", "--app-id", app["appId"], "--discover", "none",
+                      "--username", "carol", "--password", PASSWORD).returncode == 0
+        session_file = os.path.join(home, f"session-{app['appId']}.json")
+        first = json.load(open(session_file))
+        # Used every few seconds, past the end of the first token: renewed each time.
+        while time.time() - started < 12:
+            result = tether("whoami")
+            assert result.returncode == 0, result.stderr
+            time.sleep(2)
+        assert json.load(open(session_file))["token"] != first["token"]
+        assert oct(os.stat(session_file).st_mode & 0o777) == "0o600"
+        # Not used for longer than a token lasts: over, said clearly, and forgotten.
+        time.sleep(9)
+        result = tether("whoami")
+        assert result.returncode != 0
+        assert "notLoggedIn" in result.stderr and "log in again" in result.stderr, result.stderr
+        assert not os.path.exists(session_file)
+    finally:
+        cloud.terminate()
+        cloud.wait(timeout=10)

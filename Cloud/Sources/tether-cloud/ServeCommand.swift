@@ -56,6 +56,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("insecure-registration"), help: "Let devices register with their product secret over plain TCP (development only).")
     var insecureRegistration = false
 
+    @Option(name: .customLong("token-lifetime"), help: "Seconds a user token stays valid (apps renew it before it ends).")
+    var tokenLifetime: Int64 = 7 * 24 * 3600
+
     @Option(name: .customLong("node-id"), help: "This node's name among the nodes sharing a PostgreSQL database (default: random).")
     var nodeID: String?
 
@@ -70,6 +73,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.httpPort = httpPort
         configuration.database = try DatabaseURL(databaseOptions.database)
         configuration.publicURL = publicURL
+        guard (5...(365 * 24 * 3600)).contains(tokenLifetime) else { throw ValidationError("--token-lifetime is 5 seconds to 365 days") }
+        configuration.accounts.tokenLifetime = tokenLifetime
         if noGateway {
             configuration.gateway = nil
         } else {
