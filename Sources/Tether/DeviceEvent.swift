@@ -34,6 +34,9 @@ public enum DeviceEvent: Hashable, Sendable {
     /// Transparent data from the device (P0 action 0x06), outside the data-point model.
     case binary([UInt8])
     case netStatus(NetStatus)
+    /// An event the device posted to the cloud (thing-model products: a TSL event such as a
+    /// fault or an alarm), passed on while the device is subscribed through the cloud.
+    case modelEvent(DeviceModelEvent)
     /// The device sent something the client could not read (a report that does not fit the
     /// product model, for instance). The connection stays up.
     case error(TetherError)
@@ -49,3 +52,20 @@ public struct WriteResult: Hashable, Sendable {
 
 /// A device's hardware and firmware versions, as the Gizwits SDK reports them.
 public typealias HardwareInfo = GizwitsHardwareInfo
+
+/// An event of the device's thing model, as the device posted it (Alink `thing.event.*.post`).
+public struct DeviceModelEvent: Hashable, Sendable {
+    /// The event's identifier in the product model.
+    public var identifier: String
+    /// `info`, `alert` or `error`, as the model declares the event.
+    public var type: String
+    /// The event's output parameters, by identifier.
+    public var values: JSONValue
+
+    /// An event with its identifier, type and output values.
+    public init(identifier: String, type: String, values: JSONValue) {
+        self.identifier = identifier
+        self.type = type
+        self.values = values
+    }
+}

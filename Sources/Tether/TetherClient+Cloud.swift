@@ -180,9 +180,8 @@ extension TetherClient {
             _ = try? await refreshBindings()
         case .raw(let did, let bytes):
             device(did: did)?.cloudSentBinary(bytes)
-        case .event:
-            // Tether-model events have no counterpart in the LAN protocol's data-point status.
-            break
+        case .event(let did, let identifier, let type, let values):
+            device(did: did)?.emit(.modelEvent(DeviceModelEvent(identifier: identifier, type: type, values: values)))
         case .writeFailed(let did, let sn, let error):
             device(did: did)?.cloudWriteFailed(sn: sn, error: error)
         }

@@ -133,6 +133,12 @@ struct LANWatch: AsyncParsableCommand {
             if json { printJSON(["netStatus": .string(status.rawValue)]) } else { printError("link: \(status)") }
         case .binary(let bytes):
             if json { printJSON(["binary": .string(bytes.tetherHex)]) } else { printLine("binary: \(bytes.tetherHex)") }
+        case .modelEvent(let event):
+            if json {
+                printJSON(["event": .string(event.identifier), "type": .string(event.type), "values": event.values])
+            } else {
+                printLine("event \(event.identifier) (\(event.type)): \(event.values.serialized())")
+            }
         case .error(let error):
             printError("\(error)")
         }

@@ -260,6 +260,34 @@ struct SDKControlTests {
         }
     }
 
+    @Test("an event the device posts reaches the subscribed app as a model event")
+    func modelEvent() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let created = try await GatewayFixtures.device(cloud, product: product)
+            try await withTetherClient(configuration: Self.configuration(cloud, products: []), logger: GatewayFixtures.quietLogger) { client in
+                try await client.account!.register(username: "alarmed", password: "Passw0rd!")
+                let device = try await client.bind(did: created.did, passcode: created.passcode)
+                try await GatewayFixtures.withDevice(cloud, created) { lamp in
+                    try await GatewayFixtures.waitUntil("the lamp is online") {
+                        try await client.refreshBindings()
+                        return device.isOnlineInCloud
+                    }
+                    try await device.subscribe()
+                    let events = device.events()
+                    #expect(try await lamp.postEvent("Overheat", value: ["Temperature": .double(97.5)]).isSuccess)
+                    var received: DeviceModelEvent?
+                    for await event in events {
+                        if case .modelEvent(let posted) = event { received = posted; break }
+                    }
+                    #expect(received?.identifier == "Overheat")
+                    #expect(received?.type == "alert")
+                    #expect(received?.values["Temperature"]?.numberValue == 97.5)
+                }
+            }
+        }
+    }
+
     @Test("two users see only their own devices")
     func isolation() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
