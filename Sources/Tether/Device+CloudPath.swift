@@ -56,9 +56,9 @@ extension Device {
             return error
         }
         state.withLock { state in
-            if state.session?.firstLogin === token {
+            if state.session?.firstLogin === token, state.cloud != nil {
                 state.session?.cloud = true
-            } else if state.session == nil {
+            } else if state.session == nil || state.cloud == nil {
                 // Unsubscribed meanwhile. Under the lock, so that a newer subscription cannot
                 // attach between the check and this.
                 realtime.unsubscribe(did)

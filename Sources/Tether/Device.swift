@@ -77,18 +77,28 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         self.state = Mutex(initial)
     }
 
-    /// Takes `model` when the device has none and it is the device's product's.
-    func adopt(_ model: ThingModel) {
-        guard model.productKey == productKey, let codec = try? P0Codec(model: model) else { return }
-        modelState.withLock { state in
-            if state.model == nil { state = (model, codec) }
+    /// Takes `model` when the device has none and it is the device's product's; true when it did.
+    @discardableResult
+    func adopt(_ model: ThingModel) -> Bool {
+        guard model.productKey == productKey, let codec = try? P0Codec(model: model) else { return false }
+        return modelState.withLock { state in
+            guard state.model == nil else { return false }
+            state = (model, codec)
+            return true
         }
     }
 
-    /// Fetches the model when the device has none and a source can give it.
+    /// Fetches the model when the device has none and a source can give it. A subscribed device
+    /// that gets its model only now reads its status again: without a model, the reports so
+    /// far could not be read.
     func ensureModel() async {
         guard model == nil, let modelSource, !productKey.isEmpty else { return }
-        if let model = await modelSource(productKey) { adopt(model) }
+        guard let model = await modelSource(productKey), adopt(model), isSubscribed else { return }
+        if let connection = state.withLock({ $0.session?.connection }), connection.isActive, let codec {
+            _ = try? await readStatus(codec: codec, on: connection)
+        } else {
+            await resyncThroughCloud()
+        }
     }
 
     /// The device's id in the cloud and on the LAN (22 characters); empty for a device added by
@@ -173,11 +183,12 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
             }
             guard status != state.netStatus else { return nil }
             state.netStatus = status
+            // Under the lock, so that two changes racing each other are reported in order.
+            emit(.netStatus(status))
             return status
         }
         if let changed {
             logger.debug("device net status changed", metadata: ["tether.device": "\(id)", "tether.netStatus": "\(changed)"])
-            emit(.netStatus(changed))
         }
         if changed != nil || force { onNetStatusChange(self, changed) }
     }

@@ -33,6 +33,9 @@ public final class TetherAccount: Sendable {
     let renewBefore: Duration
     let logger: Logger
     private let current = Mutex<CloudSession?>(nil)
+    /// Why there is no session, when it ended rather than never began: every call says so, not
+    /// only the first to find out.
+    private let ended = Mutex<String?>(nil)
     private let eventBroadcast = Broadcast<AccountEvent>(bufferSize: 64)
     private let renewal = Mutex<Task<CloudSession, any Error>?>(nil)
 
@@ -105,6 +108,7 @@ public final class TetherAccount: Sendable {
     /// Forgets the session, here and in the store.
     public func logout() {
         current.withLock { $0 = nil }
+        ended.withLock { $0 = nil }
         try? store.save(nil)
         eventBroadcast.yield(.loggedOut)
     }
@@ -134,7 +138,9 @@ public final class TetherAccount: Sendable {
     /// Throws ``TetherError/Code/notLoggedIn`` when there is none, or when it is over (and then
     /// sends ``AccountEvent/sessionExpired`` once).
     public func validSession() async throws(TetherError) -> CloudSession {
-        guard let session else { throw TetherError(.notLoggedIn, "nobody is logged in") }
+        guard let session else {
+            throw TetherError(.notLoggedIn, ended.withLock { $0 } ?? "nobody is logged in")
+        }
         let now = Self.unixNow()
         guard session.expireAt - now <= renewBefore.components.seconds else { return session }
         guard session.expireAt > now else {
@@ -191,6 +197,7 @@ public final class TetherAccount: Sendable {
             return true
         }
         guard wasCurrent else { return }
+        ended.withLock { $0 = "the session is over (expired, or ended by a password change); log in again" }
         try? store.save(nil)
         eventBroadcast.yield(.sessionExpired)
     }
@@ -203,6 +210,7 @@ public final class TetherAccount: Sendable {
 
     private func store(_ session: CloudSession) throws(TetherError) {
         current.withLock { $0 = session }
+        ended.withLock { $0 = nil }
         do {
             try store.save(session)
         } catch {

@@ -151,6 +151,8 @@ extension TetherClient {
             }
             link.clear(realtime)
             for device in self.allDevices { device.detachCloud() }
+            // Its event loop has ended with it: say here that the connection is gone.
+            self.eventBroadcast.yield(.cloudDisconnected(nil))
         }
     }
 

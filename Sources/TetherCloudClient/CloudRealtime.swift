@@ -223,17 +223,29 @@ public final class CloudRealtime: Sendable {
 
     private func sendSubscribe(_ dids: [String]) async throws(TetherError) -> JSONValue {
         let promise = AsyncPromise<JSONValue, TetherError>()
-        state.withLock { $0.subscribe.append(promise) }
         let frame: JSONValue = ["cmd": "subscribe_req", "data": .array(dids.map { ["did": .string($0)] })]
-        return try await request(frame, promise: promise, what: "subscription") { state in state.subscribe.removeAll { $0 === promise } }
+        // Answers are matched in order: the waiter joins the queue as its frame is sent.
+        return try await request(frame, promise: promise, what: "subscription", register: { $0.subscribe.append(promise) }) { state in
+            state.subscribe.removeAll { $0 === promise }
+        }
     }
 
-    private func request<Value: Sendable>(_ frame: JSONValue, promise: AsyncPromise<Value, TetherError>, what: String, cleanup: @escaping @Sendable (inout State) -> Void) async throws(TetherError) -> Value {
-        guard let channel = state.withLock({ $0.channel }) else {
-            state.withLock { cleanup(&$0) }
+    private func request<Value: Sendable>(
+        _ frame: JSONValue, promise: AsyncPromise<Value, TetherError>, what: String,
+        register: (inout State) -> Void = { _ in }, cleanup: @escaping @Sendable (inout State) -> Void
+    ) async throws(TetherError) -> Value {
+        let sent = state.withLock { state -> Bool in
+            guard let channel = state.channel else {
+                cleanup(&state)
+                return false
+            }
+            register(&state)
+            send(frame, on: channel)
+            return true
+        }
+        guard sent else {
             throw TetherError(.connectionClosed, "the cloud's real-time connection is down; the \(what) was not sent")
         }
-        send(frame, on: channel)
         let timeout = configuration.requestTimeout
         let timer = Task {
             try? await Task.sleep(for: timeout)
@@ -277,13 +289,21 @@ public final class CloudRealtime: Sendable {
                 }
                 try? await channel.closeFuture.get()
                 heartbeat.cancel()
-                let waiting = state.withLock { state -> [AsyncPromise<CloudWriteAcknowledgement, TetherError>] in
+                // Every request in flight fails now: its answer cannot come on a new connection,
+                // and a stale subscription waiter would take the new connection's answer.
+                let (writes, reads, subscriptions) = state.withLock { state in
                     state.channel = nil
-                    defer { state.writes = [:] }
-                    return state.writes.values.map(\.promise)
+                    defer {
+                        state.writes = [:]
+                        state.reads = [:]
+                        state.subscribe = []
+                    }
+                    return (state.writes.values.map(\.promise), Array(state.reads.values), state.subscribe)
                 }
                 let lost = TetherError(.connectionClosed, "the cloud's real-time connection closed")
-                for promise in waiting { promise.resolve(.failure(lost)) }
+                for promise in writes { promise.resolve(.failure(lost)) }
+                for promise in reads { promise.resolve(.failure(lost)) }
+                for promise in subscriptions { promise.resolve(.failure(lost)) }
                 broadcast.yield(.disconnected(lost))
             } catch {
                 if let first, !first.isResolved {
@@ -400,8 +420,12 @@ public final class CloudRealtime: Sendable {
             guard let sn else { return }
             let waiter = state.withLock { state -> (did: String, sn: Int, promise: AsyncPromise<CloudWriteAcknowledgement, TetherError>)? in
                 guard let waiter = state.writes.removeValue(forKey: sn) else { return nil }
-                // A report that never comes must not keep its entry forever.
-                if state.acknowledgedWrites.count >= 4096 { state.acknowledgedWrites.removeAll() }
+                // A report that never comes must not keep its entry forever: wire numbers only
+                // grow, so the oldest go first.
+                if state.acknowledgedWrites.count >= 4096 {
+                    let oldest = state.nextSN - 2048
+                    state.acknowledgedWrites = state.acknowledgedWrites.filter { $0.key >= oldest }
+                }
                 state.acknowledgedWrites[sn] = (waiter.did, waiter.sn)
                 return waiter
             }

@@ -120,13 +120,30 @@ public final class VirtualDeviceLab: Sendable {
         await task?.value
     }
 
-    /// Puts device `index` back on the LAN, on the address and ports it had.
+    /// Puts device `index` back on the LAN, on the address and ports it had. The ports can be
+    /// briefly taken (an app reconnecting to a port nobody listens on may be given that very port
+    /// as its own on loopback), so binding is tried again for a few seconds.
     public func startLAN(_ index: Int) async throws {
         guard lanTasks.withLock({ $0[index] == nil }) else { return }
         let address = addresses[index]
-        let (task, bound) = Self.start(Self.server(devices[index], host: address.host, ports: (address.udpPort, address.tcpPort), logger: logger))
-        lanTasks.withLock { $0[index] = task }
-        _ = try await bound()
+        let deadline = ContinuousClock.now + .seconds(8)
+        while true {
+            let (task, bound) = Self.start(Self.server(devices[index], host: address.host, ports: (address.udpPort, address.tcpPort), logger: logger))
+            let failure: TetherError?
+            do {
+                _ = try await bound()
+                failure = nil
+            } catch {
+                failure = error
+            }
+            guard let failure else {
+                lanTasks.withLock { $0[index] = task }
+                return
+            }
+            await task.value
+            guard failure.code == .bindFailed, ContinuousClock.now < deadline else { throw failure }
+            try await Task.sleep(for: .milliseconds(100))
+        }
     }
 
     private func stop() async {

@@ -10,7 +10,7 @@ import TetherCore
 enum LANSwitch {
     static func serve(_ servers: [LANDeviceServer], logger: Logger) async {
         var current = servers
-        var serving: Task<Void, Never>? = start(current)
+        var serving: Task<Void, Never>? = start(current, retryingBinds: false, logger: logger)
         for await number in signalStream([SIGUSR1, SIGUSR2]) {
             if number == SIGUSR1, let running = serving {
                 running.cancel()
@@ -28,7 +28,7 @@ enum LANSwitch {
                     restarted.append(LANDeviceServer(device: server.device, configuration: configuration, logger: logger))
                 }
                 current = restarted
-                serving = start(current)
+                serving = start(current, retryingBinds: true, logger: logger)
                 printError("LAN side started again (SIGUSR2)")
             }
         }
@@ -36,15 +36,27 @@ enum LANSwitch {
         await serving?.value
     }
 
-    private static func start(_ servers: [LANDeviceServer]) -> Task<Void, Never> {
+    /// Runs the servers. Restarted ones may find a port briefly taken (an app reconnecting to a
+    /// port nobody listens on can be given that very port as its own on loopback), so their
+    /// binding is tried again for a few seconds.
+    private static func start(_ servers: [LANDeviceServer], retryingBinds: Bool, logger: Logger) -> Task<Void, Never> {
         Task {
             await withTaskGroup(of: Void.self) { group in
-                for server in servers {
+                for first in servers {
                     group.addTask {
-                        do {
-                            try await server.run()
-                        } catch {
-                            printError("device \(server.device.identity.did): \(error)")
+                        var server = first
+                        let deadline = ContinuousClock.now + .seconds(retryingBinds ? 8 : 0)
+                        while true {
+                            do {
+                                try await server.run()
+                                return
+                            } catch let error as TetherError where error.code == .bindFailed && ContinuousClock.now < deadline && !Task.isCancelled {
+                                try? await Task.sleep(for: .milliseconds(100))
+                                server = LANDeviceServer(device: server.device, configuration: server.configuration, logger: logger)
+                            } catch {
+                                printError("device \(server.device.identity.did): \(error)")
+                                return
+                            }
                         }
                     }
                 }
