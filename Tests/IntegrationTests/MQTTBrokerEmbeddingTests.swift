@@ -55,9 +55,12 @@ struct MQTTBrokerEmbeddingTests {
                 }
             }
             try await waitUntil { hooks.presence.withLock { $0.count } == 4 }
-            #expect(hooks.presence.withLock { $0 } == [
-                "connected device:lamp", "connected device:lamp", "disconnected device:lamp takenOver", "disconnected device:lamp normal",
-            ])
+            let presence = hooks.presence.withLock { $0 }
+            // The second connection and the first's takeover are reported from their own event
+            // loops, in either order (the gateway does not depend on it: it ignores takeovers).
+            #expect(presence.first == "connected device:lamp")
+            #expect(Set(presence[1...2]) == ["connected device:lamp", "disconnected device:lamp takenOver"])
+            #expect(presence.last == "disconnected device:lamp normal")
         }
     }
 
