@@ -44,10 +44,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The client side of the WebSocket upgrade, shared by TetherMQTT and TetherCloudClient.
+        .target(
+            name: "TetherWebSocketClient",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "TetherMQTT",
             dependencies: [
                 "TetherCore",
+                "TetherWebSocketClient",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -73,6 +84,7 @@ let package = Package(
             name: "TetherCloudClient",
             dependencies: [
                 "TetherCore",
+                "TetherWebSocketClient",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -182,6 +194,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Tether",
+                "TetherCloudClient",
                 "TetherTesting",
                 "TetherAlink",
                 "TetherAgent",

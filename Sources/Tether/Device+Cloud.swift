@@ -73,15 +73,13 @@ extension Device {
         if changed { updateNetStatus(force: true) }
     }
 
-    /// `ac:cf:23:50:d4:46`, from any spelling of a MAC address.
+    /// `ac:cf:23:50:d4:46`, from any spelling of a MAC address (anything else as it is).
     static func displayMAC(_ text: String) -> String {
-        let digits = Array(normalizedMAC(text))
-        guard digits.count == 12 else { return text.lowercased() }
-        return stride(from: 0, to: 12, by: 2).map { String(digits[$0..<$0 + 2]) }.joined(separator: ":")
+        MACAddress.bytes(text).map(MACAddress.display) ?? text.lowercased()
     }
 
-    /// Lowercase hex digits only, so that `AC:CF:23…` and `accf23…` compare equal.
+    /// The key devices are matched by, so that `AC:CF:23…` and `accf23…` compare equal.
     static func normalizedMAC(_ text: String) -> String {
-        String(text.lowercased().filter(\.isHexDigit))
+        MACAddress.hexDigits(text) ?? text.lowercased()
     }
 }

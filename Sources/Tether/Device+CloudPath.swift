@@ -122,13 +122,7 @@ extension Device {
         defer { _ = state.withLock { $0.cloudWrites.removeValue(forKey: sn) } }
         _ = try await realtime.write(did: did, attrs: attrs, sn: Int(sn))
         guard waitForReport else { return nil }
-        let timeout = lan.requestTimeout
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            outcome.resolve(.success(nil))
-        }
-        defer { timer.cancel() }
-        return try await outcome.value()
+        return try await outcome.result(within: lan.requestTimeout) { .success(nil) }.get()
     }
 
     /// The cloud says a write it had accepted failed (the device rejected it, or it expired).

@@ -24,7 +24,7 @@ public struct DeviceIdentity: Hashable, Sendable {
     }
 
     /// `02:…` — a locally administered MAC, so it cannot clash with real hardware.
-    public var macString: String { mac.map { [$0].tetherHex }.joined(separator: ":") }
+    public var macString: String { MACAddress.display(mac) }
 
     /// A new identity from a random generator (seed one for reproducible identities).
     public static func random(productKey: String, using generator: inout some RandomNumberGenerator) -> DeviceIdentity {

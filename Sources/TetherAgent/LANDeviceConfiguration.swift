@@ -23,6 +23,10 @@ public struct LANDeviceConfiguration: Sendable {
     public var hotspots: [GizwitsHotspot]
     /// Largest frame accepted from a client.
     public var maximumFrameLength: Int
+    /// How long binding is tried again when a port is taken: for a device put back on ports it
+    /// just left, which a client reconnecting meanwhile can hold for a moment (on loopback it may
+    /// be given that very port as its own). Zero: one attempt.
+    public var bindRetry: Duration
 
     /// A configuration with GAgent's defaults. An omitted (or nil) `announcementTarget` means
     /// ``defaultAnnouncementTarget(for:)`` of `host`; pass `.some(nil)` to send no announcements.
@@ -36,7 +40,8 @@ public struct LANDeviceConfiguration: Sendable {
         idleTimeout: Duration = .seconds(14),
         maximumClients: Int = 8,
         hotspots: [GizwitsHotspot] = [GizwitsHotspot(ssid: "TetherHome", rssi: 72), GizwitsHotspot(ssid: "TetherGuest", rssi: 41)],
-        maximumFrameLength: Int = 4096
+        maximumFrameLength: Int = 4096,
+        bindRetry: Duration = .zero
     ) {
         self.host = host
         self.udpPort = udpPort
@@ -48,6 +53,7 @@ public struct LANDeviceConfiguration: Sendable {
         self.maximumClients = maximumClients
         self.hotspots = hotspots
         self.maximumFrameLength = maximumFrameLength
+        self.bindRetry = bindRetry
     }
 
     /// The broadcast address on UDP 2415, as GAgent does; a device bound to a loopback address

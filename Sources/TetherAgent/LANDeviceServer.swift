@@ -45,17 +45,48 @@ public final class LANDeviceServer: Sendable {
         for channel in channels { channel.close(promise: nil) }
     }
 
-    /// Binds and serves until cancelled; returns normally when cancelled.
+    /// Binds and serves until cancelled; returns normally when cancelled. Ports that are taken
+    /// are tried again for ``LANDeviceConfiguration/bindRetry``.
     public func run() async throws {
-        var udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>?
-        let tcp: NIOAsyncChannel<any Channel, Never>
+        let deadline = ContinuousClock.now + configuration.bindRetry
+        var sockets: (udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>, tcp: NIOAsyncChannel<any Channel, Never>)?
+        while sockets == nil {
+            do {
+                sockets = try await bindSockets()
+            } catch {
+                guard ContinuousClock.now < deadline, !Task.isCancelled else {
+                    let failure = TetherError(.bindFailed, "cannot listen on \(configuration.host) UDP \(configuration.udpPort) / TCP \(configuration.tcpPort): \(error)")
+                    bound.resolve(.failure(failure))
+                    throw failure
+                }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        guard let (udp, tcp) = sockets else { return }
+        let addresses = LANDeviceAddresses(
+            host: configuration.host,
+            udpPort: udp.channel.localAddress?.port ?? configuration.udpPort,
+            tcpPort: tcp.channel.localAddress?.port ?? configuration.tcpPort
+        )
+        bound.resolve(.success(addresses))
+        logger.debug("virtual device listening", metadata: ["tether.did": "\(device.identity.did)", "tether.udp": "\(addresses.udpPort)", "tether.tcp": "\(addresses.tcpPort)"])
+
         do {
-            udp = try await bindUDP(port: configuration.udpPort)
-            let configuration = self.configuration
+            try await serve(udp: udp, tcp: tcp)
+        } catch where Task.isCancelled {
+            // Cancellation is how a server is stopped; it is not a failure.
+        }
+    }
+
+    /// Both sockets, or neither.
+    private func bindSockets() async throws -> (NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>, NIOAsyncChannel<any Channel, Never>) {
+        let udp = try await bindUDP(port: configuration.udpPort)
+        let configuration = self.configuration
+        do {
             // Accepted channels are handed over raw, with reading off, and wrapped by the task that
             // serves them: a NIOAsyncChannel made in the initializer and never served (a client
             // connecting as the server stops) traps when it is released (swift-nio#2637).
-            tcp = try await ServerBootstrap(group: group)
+            let tcp = try await ServerBootstrap(group: group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .childChannelOption(.autoRead, value: false)
@@ -70,25 +101,10 @@ public final class LANDeviceServer: Sendable {
                         return channel
                     }
                 }
+            return (udp, tcp)
         } catch {
-            if let udp { try? await udp.executeThenClose { _, _ in } }
-            let failure = TetherError(.bindFailed, "cannot listen on \(configuration.host) UDP \(configuration.udpPort) / TCP \(configuration.tcpPort): \(error)")
-            bound.resolve(.failure(failure))
-            throw failure
-        }
-        guard let udp else { return }
-        let addresses = LANDeviceAddresses(
-            host: configuration.host,
-            udpPort: udp.channel.localAddress?.port ?? configuration.udpPort,
-            tcpPort: tcp.channel.localAddress?.port ?? configuration.tcpPort
-        )
-        bound.resolve(.success(addresses))
-        logger.debug("virtual device listening", metadata: ["tether.did": "\(device.identity.did)", "tether.udp": "\(addresses.udpPort)", "tether.tcp": "\(addresses.tcpPort)"])
-
-        do {
-            try await serve(udp: udp, tcp: tcp)
-        } catch where Task.isCancelled {
-            // Cancellation is how a server is stopped; it is not a failure.
+            try? await udp.executeThenClose { _, _ in }
+            throw error
         }
     }
 

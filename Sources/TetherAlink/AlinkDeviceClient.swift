@@ -144,13 +144,8 @@ public final class AlinkDeviceClient: Sendable {
         let request = AlinkRequest(id: id, method: method, params: params)
         try await publish(topic, payload: ByteBuffer(bytes: request.bytes), qos: .atLeastOnce)
         let timeout = configuration.replyTimeout
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            promise.resolve(.failure(TetherError(.timeout, "no reply to \(method) (id \(id)) within \(timeout)")))
-        }
-        defer { timer.cancel() }
         let result = await withTaskCancellationHandler {
-            await promise.result()
+            await promise.result(within: timeout) { .failure(TetherError(.timeout, "no reply to \(method) (id \(id)) within \(timeout)")) }
         } onCancel: {
             promise.resolve(.failure(TetherError(.cancelled, "\(method) was cancelled")))
         }

@@ -6,3 +6,10 @@ public func problemWithSeconds(_ value: Double, option: String, maximum: Double 
     }
     return nil
 }
+
+/// `HOST:PORT` from the command line (the port 1…65535), or nil.
+public func parseHostPort(_ text: String) -> (host: String, port: Int)? {
+    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+    let host = String(text[..<colon])
+    return host.isEmpty ? nil : (host, port)
+}

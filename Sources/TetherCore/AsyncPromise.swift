@@ -32,6 +32,17 @@ public final class AsyncPromise<Value: Sendable, Failure: Error>: Sendable {
         try await result().get()
     }
 
+    /// Waits for the result for at most `timeout`; after that the promise resolves to
+    /// `otherwise()`, for every waiter.
+    public func result(within timeout: Duration, otherwise: @escaping @Sendable () -> Result<Value, Failure>) async -> Result<Value, Failure> {
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            resolve(otherwise())
+        }
+        defer { timer.cancel() }
+        return await result()
+    }
+
     /// Waits for the result, success or failure.
     public func result() async -> Result<Value, Failure> {
         await withCheckedContinuation { continuation in

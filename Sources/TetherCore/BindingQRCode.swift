@@ -20,8 +20,7 @@ public struct BindingQRCode: Hashable, Sendable, CustomStringConvertible {
     /// Builds a code from its parts, accepting a MAC in any case with `:` or `-` separators. Throws
     /// ``TetherError/Code/invalidArgument`` when the MAC is not 12 hex digits or a key is empty.
     public init(productKey: String, mac: String, productSecret: String) throws(TetherError) {
-        let digits = String(mac.lowercased().filter { $0 != ":" && $0 != "-" })
-        guard digits.count == 12, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
+        guard let digits = MACAddress.hexDigits(mac) else {
             throw TetherError(.invalidArgument, "a binding QR code's MAC is 12 hex digits, not \"\(mac)\"")
         }
         guard !productKey.isEmpty, !productSecret.isEmpty else {

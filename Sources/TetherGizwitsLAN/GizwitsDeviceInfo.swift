@@ -28,7 +28,7 @@ public struct GizwitsDeviceInfo: Hashable, Sendable {
     }
 
     /// `ac:cf:23:50:d4:46`
-    public var macString: String { mac.map { [$0].tetherHex }.joined(separator: ":") }
+    public var macString: String { MACAddress.display(mac) }
 
     init(payload: ByteBuffer) throws(TetherError) {
         var buffer = payload

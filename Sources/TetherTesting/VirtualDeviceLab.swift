@@ -120,30 +120,15 @@ public final class VirtualDeviceLab: Sendable {
         await task?.value
     }
 
-    /// Puts device `index` back on the LAN, on the address and ports it had. The ports can be
-    /// briefly taken (an app reconnecting to a port nobody listens on may be given that very port
-    /// as its own on loopback), so binding is tried again for a few seconds.
+    /// Puts device `index` back on the LAN, on the address and ports it had (tried for a few
+    /// seconds if a reconnecting client holds one for a moment).
     public func startLAN(_ index: Int) async throws {
         guard lanTasks.withLock({ $0[index] == nil }) else { return }
         let address = addresses[index]
-        let deadline = ContinuousClock.now + .seconds(8)
-        while true {
-            let (task, bound) = Self.start(Self.server(devices[index], host: address.host, ports: (address.udpPort, address.tcpPort), logger: logger))
-            let failure: TetherError?
-            do {
-                _ = try await bound()
-                failure = nil
-            } catch {
-                failure = error
-            }
-            guard let failure else {
-                lanTasks.withLock { $0[index] = task }
-                return
-            }
-            await task.value
-            guard failure.code == .bindFailed, ContinuousClock.now < deadline else { throw failure }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        let server = Self.server(devices[index], host: address.host, ports: (address.udpPort, address.tcpPort), bindRetry: .seconds(8), logger: logger)
+        let (task, bound) = Self.start(server)
+        lanTasks.withLock { $0[index] = task }
+        _ = try await bound()
     }
 
     private func stop() async {
@@ -155,10 +140,10 @@ public final class VirtualDeviceLab: Sendable {
         for task in tasks { await task?.value }
     }
 
-    private static func server(_ device: VirtualDevice, host: String, ports: (Int, Int), logger: Logger) -> LANDeviceServer {
+    private static func server(_ device: VirtualDevice, host: String, ports: (Int, Int), bindRetry: Duration = .zero, logger: Logger) -> LANDeviceServer {
         LANDeviceServer(
             device: device,
-            configuration: LANDeviceConfiguration(host: host, udpPort: ports.0, tcpPort: ports.1, announcementTarget: .some(nil)),
+            configuration: LANDeviceConfiguration(host: host, udpPort: ports.0, tcpPort: ports.1, announcementTarget: .some(nil), bindRetry: bindRetry),
             logger: logger
         )
     }

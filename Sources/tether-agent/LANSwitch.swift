@@ -10,7 +10,7 @@ import TetherCore
 enum LANSwitch {
     static func serve(_ servers: [LANDeviceServer], logger: Logger) async {
         var current = servers
-        var serving: Task<Void, Never>? = start(current, retryingBinds: false, logger: logger)
+        var serving: Task<Void, Never>? = start(current)
         for await number in signalStream([SIGUSR1, SIGUSR2]) {
             if number == SIGUSR1, let running = serving {
                 running.cancel()
@@ -25,10 +25,12 @@ enum LANSwitch {
                         configuration.udpPort = addresses.udpPort
                         configuration.tcpPort = addresses.tcpPort
                     }
+                    // A client reconnecting meanwhile can hold a port for a moment.
+                    configuration.bindRetry = .seconds(8)
                     restarted.append(LANDeviceServer(device: server.device, configuration: configuration, logger: logger))
                 }
                 current = restarted
-                serving = start(current, retryingBinds: true, logger: logger)
+                serving = start(current)
                 printError("LAN side started again (SIGUSR2)")
             }
         }
@@ -36,27 +38,15 @@ enum LANSwitch {
         await serving?.value
     }
 
-    /// Runs the servers. Restarted ones may find a port briefly taken (an app reconnecting to a
-    /// port nobody listens on can be given that very port as its own on loopback), so their
-    /// binding is tried again for a few seconds.
-    private static func start(_ servers: [LANDeviceServer], retryingBinds: Bool, logger: Logger) -> Task<Void, Never> {
+    private static func start(_ servers: [LANDeviceServer]) -> Task<Void, Never> {
         Task {
             await withTaskGroup(of: Void.self) { group in
-                for first in servers {
+                for server in servers {
                     group.addTask {
-                        var server = first
-                        let deadline = ContinuousClock.now + .seconds(retryingBinds ? 8 : 0)
-                        while true {
-                            do {
-                                try await server.run()
-                                return
-                            } catch let error as TetherError where error.code == .bindFailed && ContinuousClock.now < deadline && !Task.isCancelled {
-                                try? await Task.sleep(for: .milliseconds(100))
-                                server = LANDeviceServer(device: server.device, configuration: server.configuration, logger: logger)
-                            } catch {
-                                printError("device \(server.device.identity.did): \(error)")
-                                return
-                            }
+                        do {
+                            try await server.run()
+                        } catch {
+                            printError("device \(server.device.identity.did): \(error)")
                         }
                     }
                 }
@@ -77,11 +67,8 @@ struct LANIdentity {
         self.did = did
         self.passcode = passcode
         if let mac {
-            let digits = Array(mac.lowercased().filter { $0 != ":" && $0 != "-" })
-            guard digits.count == 12, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
-                throw ValidationError("a credential's mac has 12 hex digits")
-            }
-            self.mac = stride(from: 0, to: 12, by: 2).map { UInt8(String(digits[$0..<$0 + 2]), radix: 16)! }
+            guard let bytes = MACAddress.bytes(mac) else { throw ValidationError("a credential's mac has 12 hex digits") }
+            self.mac = bytes
         }
     }
 

@@ -83,7 +83,7 @@ struct Simulate: AsyncParsableCommand {
     func validate() throws {
         guard count >= 1, count <= (lan ? 250 : 20_000) else { throw ValidationError("--count must be between 1 and \(lan ? 250 : 20_000)") }
         guard lan || cloud != nil else { throw ValidationError("--no-lan needs --cloud") }
-        if let cloud, Self.hostPort(cloud) == nil { throw ValidationError("--cloud takes HOST:PORT") }
+        if let cloud, parseHostPort(cloud) == nil { throw ValidationError("--cloud takes HOST:PORT") }
         if (cloud == nil) != (credentials == nil) { throw ValidationError("--cloud and --credentials go together") }
         guard (30...1200).contains(keepAlive) else { throw ValidationError("--keep-alive is 30 to 1200 seconds") }
         if lan, count > 1, IPv4.parse(bind) == nil || bind == "0.0.0.0" {
@@ -91,14 +91,9 @@ struct Simulate: AsyncParsableCommand {
         }
         if let problem = problemWithSeconds(interval, option: "--interval", maximum: 3600) { throw ValidationError(problem) }
         if let problem = problemWithSeconds(idleTimeout, option: "--idle-timeout", maximum: 86_400, allowZero: false) { throw ValidationError(problem) }
-        if let announce, announce != "none", Self.hostPort(announce) == nil {
+        if let announce, announce != "none", parseHostPort(announce) == nil {
             throw ValidationError("--announce takes HOST:PORT or none")
         }
-    }
-
-    static func hostPort(_ text: String) -> (host: String, port: Int)? {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else { return nil }
-        return (String(text[..<colon]), port)
     }
 
     func run() async throws {
@@ -124,7 +119,7 @@ struct Simulate: AsyncParsableCommand {
             devices.append(device)
             if lan {
                 let host = count == 1 ? bind : IPv4.parse(bind)!.adding(index).description
-                let target: (host: String, port: Int)?? = announce.map { $0 == "none" ? .some(nil) : .some(Self.hostPort($0)) } ?? .none
+                let target: (host: String, port: Int)?? = announce.map { $0 == "none" ? .some(nil) : .some(parseHostPort($0)) } ?? .none
                 let configuration = LANDeviceConfiguration(
                     host: host, udpPort: udpPort, tcpPort: tcpPort, announcementTarget: target,
                     idleTimeout: .milliseconds(Int(idleTimeout * 1000))
@@ -133,7 +128,7 @@ struct Simulate: AsyncParsableCommand {
             } else {
                 servers.append(nil)
             }
-            if let cloud, let address = Self.hostPort(cloud) {
+            if let cloud, let address = parseHostPort(cloud) {
                 let credential = cloudIdentities[index]
                 let configuration = AlinkDeviceConfiguration(
                     host: address.host, port: address.port, device: credential.device, deviceSecret: credential.secret, keepAlive: keepAlive

@@ -97,8 +97,7 @@ struct CloudClientOptions: ParsableArguments {
     }
 
     static func endpoint(_ text: String) -> LANEndpoint? {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else { return nil }
-        return LANEndpoint(host: String(text[..<colon]), port: port)
+        parseHostPort(text).map { LANEndpoint(host: $0.host, port: $0.port) }
     }
 }
 

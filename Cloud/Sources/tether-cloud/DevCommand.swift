@@ -162,7 +162,10 @@ struct DevStack {
             identity.did = created.did
             identity.passcode = created.passcode
             if let mac = created.mac {
-                identity.mac = try Self.macBytes(mac)
+                guard let bytes = MACAddress.bytes(mac) else {
+                    throw ValidationError("the stack's stack.json has a MAC that is not 12 hex digits: \(mac)")
+                }
+                identity.mac = bytes
             }
             var model = ExampleProducts.petHouse
             model.productKey = productKey
@@ -229,15 +232,6 @@ struct DevStack {
         ]
         // Written at once, so that a script reading a pipe sees it before the stack stops.
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
-    }
-
-    /// The six bytes of a MAC written as 12 hex digits (colons allowed).
-    static func macBytes(_ text: String) throws -> [UInt8] {
-        let digits = Array(text.lowercased().filter { $0 != ":" && $0 != "-" })
-        guard digits.count == 12, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
-            throw ValidationError("the stack's stack.json has a MAC that is not 12 hex digits: \(text)")
-        }
-        return stride(from: 0, to: 12, by: 2).map { UInt8(String(digits[$0..<$0 + 2]), radix: 16)! }
     }
 
     // MARK: stack.json

@@ -61,6 +61,14 @@ struct SDKControlTests {
         )
     }
 
+    /// Reads the bindings until the cloud says every one of `devices` is connected to it.
+    static func waitUntilOnline(_ client: TetherClient, _ devices: Device...) async throws {
+        try await GatewayFixtures.waitUntil("the cloud reports \(devices.map(\.did)) online") {
+            try await client.refreshBindings()
+            return devices.allSatisfy(\.isOnlineInCloud)
+        }
+    }
+
     @Test("one subscription: bound on the LAN, moves to the cloud when the LAN goes, back when it returns, status resynchronised")
     func failover() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
@@ -149,10 +157,7 @@ struct SDKControlTests {
                 #expect(device.did == lamp.created.did)
                 #expect(device.alias == "desk")
                 #expect(client.devices == [device])
-                try await GatewayFixtures.waitUntil("the cloud reports the lamp online") {
-                    try await client.refreshBindings()
-                    return device.reachability == .cloud
-                }
+                try await Self.waitUntilOnline(client, device)
                 try await device.subscribe()
                 #expect(device.model?.productKey == product.productKey, "the model came from the cloud")
                 #expect(client.model(forProductKey: product.productKey) != nil)
@@ -186,10 +191,7 @@ struct SDKControlTests {
                 try await client.account!.register(username: "twolamps", password: "Passw0rd!")
                 let a = try await client.bind(did: first.created.did, passcode: first.created.passcode)
                 let b = try await client.bind(did: second.created.did, passcode: second.created.passcode)
-                try await GatewayFixtures.waitUntil("both lamps are online") {
-                    try await client.refreshBindings()
-                    return a.isOnlineInCloud && b.isOnlineInCloud
-                }
+                try await Self.waitUntilOnline(client, a, b)
                 try await a.subscribe()
                 try await b.subscribe()
                 for round in 1...5 {
@@ -215,10 +217,7 @@ struct SDKControlTests {
             try await withTetherClient(configuration: Self.configuration(cloud, products: [lamp.model]), logger: GatewayFixtures.quietLogger) { client in
                 try await client.account!.register(username: "busy", password: "Passw0rd!")
                 let device = try await client.bind(did: lamp.created.did, passcode: lamp.created.passcode)
-                try await GatewayFixtures.waitUntil("the lamp is online") {
-                    try await client.refreshBindings()
-                    return device.isOnlineInCloud
-                }
+                try await Self.waitUntilOnline(client, device)
                 try await device.subscribe()
                 // The device may report before it replies; every second write repeats the value.
                 for index in 0..<300 {
@@ -248,10 +247,7 @@ struct SDKControlTests {
                 #expect(device.controlPath == .lan && !device.isBound)
                 try await client.account!.register(username: "latecomer", password: "Passw0rd!")
                 _ = try await client.bind(did: lamp.created.did, passcode: lamp.created.passcode)
-                try await GatewayFixtures.waitUntil("the cloud carries the subscription") {
-                    try await client.refreshBindings()
-                    return device.isOnlineInCloud
-                }
+                try await Self.waitUntilOnline(client, device)
                 serving.cancel()
                 _ = try? await serving.value
                 try await GatewayFixtures.waitUntil(timeout: .seconds(10), "the device is controlled through the cloud") { device.controlPath == .cloud }
@@ -269,10 +265,7 @@ struct SDKControlTests {
                 try await client.account!.register(username: "alarmed", password: "Passw0rd!")
                 let device = try await client.bind(did: created.did, passcode: created.passcode)
                 try await GatewayFixtures.withDevice(cloud, created) { lamp in
-                    try await GatewayFixtures.waitUntil("the lamp is online") {
-                        try await client.refreshBindings()
-                        return device.isOnlineInCloud
-                    }
+                    try await Self.waitUntilOnline(client, device)
                     try await device.subscribe()
                     let events = device.events()
                     #expect(try await lamp.postEvent("Overheat", value: ["Temperature": .double(97.5)]).isSuccess)

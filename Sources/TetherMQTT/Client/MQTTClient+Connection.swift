@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import Synchronization
 import TetherCore
+import TetherWebSocketClient
 
 extension MQTTClient {
     /// Connects, then keeps the connection up until cancelled: after a drop it waits (backoff
@@ -46,7 +47,7 @@ extension MQTTClient {
         let configuration = self.configuration
         let keepAlive = configuration.keepAlive
         let pingTimeout = TimeAmount.seconds(Int64(max(1, min(Int(keepAlive), 10))))
-        let readiness = TransportReadiness()
+        let readiness = ChannelFutureBox()
         let client = self
         do {
             let channel = try await ClientBootstrap(group: group)
