@@ -40,6 +40,19 @@ let package = Package(
                 .enableUpcomingFeature("MemberImportVisibility"),
             ]
         ),
+        // SwiftNIO alone, for the broker's memory per idle connection (scripts/bench-mqtt.sh).
+        .executableTarget(
+            name: "mqtt-idle-floor",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: [
+                .enableUpcomingFeature("ExistentialAny"),
+                .enableUpcomingFeature("InternalImportsByDefault"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ]
+        ),
         .executableTarget(
             name: "tether-benchmarks",
             dependencies: [

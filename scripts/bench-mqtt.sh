@@ -3,6 +3,8 @@
 # (`tether mqtt bench`, release build) and the same settings for both; neither broker is pinned
 # or given more of the machine than the other. Prints both results and the ratio
 # (tether / mosquitto), and each broker's CPU use during the run (100 % = one core).
+# Memory per idle connection is also measured for a bare SwiftNIO server with the broker's
+# channel options (Benchmarks' mqtt-idle-floor): the part of Tether's figure that is SwiftNIO's.
 #
 #   scripts/bench-mqtt.sh [--duration S] [--idle N]
 set -euo pipefail
@@ -20,6 +22,8 @@ done
 command -v mosquitto >/dev/null || { echo "mosquitto is needed (apt install mosquitto)" >&2; exit 1; }
 swift build -c release --product tether >&2
 tether="$(swift build -c release --show-bin-path)/tether"
+swift build -c release --package-path Benchmarks --product mqtt-idle-floor >&2
+floor="$(swift build -c release --package-path Benchmarks --show-bin-path)/mqtt-idle-floor"
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
@@ -31,7 +35,9 @@ ticks_per_second=$(getconf CLK_TCK)
 
 start_broker() { # name → sets pid and port
     port=$(free_port)
-    if [ "$1" = mosquitto ]; then
+    if [ "$1" = floor ]; then
+        "$floor" "$port" >/dev/null 2>&1 &
+    elif [ "$1" = mosquitto ]; then
         # The same limits as Tether's defaults: 64 in flight, 1,000 queued, no persistence.
         printf 'listener %s 127.0.0.1\nallow_anonymous true\nmax_inflight_messages 64\nmax_queued_messages 1000\nmax_connections -1\n' "$port" > "$work/mosquitto.conf"
         mosquitto -c "$work/mosquitto.conf" >/dev/null 2>&1 &
@@ -74,6 +80,11 @@ idle_memory() { # KiB per idle connection
 }
 
 declare -A result
+start_broker floor
+echo "== SwiftNIO floor (pid $pid, port $port)" >&2
+floor_memory=$(idle_memory)
+kill "$pid"; wait "$pid" 2>/dev/null || true
+
 for broker in mosquitto tether; do
     start_broker "$broker"
     echo "== $broker (pid $pid, port $port)" >&2
@@ -89,7 +100,7 @@ done
 python3 - "$duration" "$idle" \
     "${result[mosquitto,qos0]}" "${result[tether,qos0]}" "${result[mosquitto,qos1]}" "${result[tether,qos1]}" \
     "${result[mosquitto,latency]}" "${result[tether,latency]}" "${result[mosquitto,fanout]}" "${result[tether,fanout]}" \
-    "${result[mosquitto,memory]}" "${result[tether,memory]}" <<'PY'
+    "${result[mosquitto,memory]}" "${result[tether,memory]}" "$floor_memory" <<'PY'
 import sys
 duration, idle = sys.argv[1], sys.argv[2]
 runs = [a.split() for a in sys.argv[3:11]]
@@ -107,6 +118,7 @@ print(f"| measurement ({duration} s runs) | mosquitto | tether | tether / mosqui
 print("|---|---|---|---|---|---|")
 for name, m, t, cm, ct in rows:
     print(f"| {name} | {m} | {t} | {ratio(m, t)} | {cm}{'%' if cm != '' else ''} | {ct}{'%' if ct != '' else ''} |")
+print(f"\nmemory per idle connection of a bare SwiftNIO server (same channel options, one handler that answers CONNECT and PINGREQ): {sys.argv[13]} KiB ({float(sys.argv[13]) / mem[0]:.1f}× mosquitto)")
 errors = sum(int(r[4]) for r in runs)
 print(f"\nerrors reported by the load generator: {errors}")
 PY

@@ -307,6 +307,25 @@ def test_unsupported_protocol_level_is_refused(broker):
     assert raw.recv(4) == bytes.fromhex("20020001")
 
 
+def test_v5_enhanced_authentication_method_is_refused(broker):
+    # The broker supports no enhanced authentication (MQTT 5 §4.12): a CONNECT that names a
+    # method gets CONNACK 0x8C and the connection is closed, instead of a silent acceptance.
+    client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2, client_id="scram", protocol=mqtt.MQTTv5)
+    answered = threading.Event()
+    codes = []
+    client.on_connect = lambda c, u, f, reason_code, p: (codes.append(reason_code), answered.set())
+    properties = Properties(PacketTypes.CONNECT)
+    properties.AuthenticationMethod = "SCRAM-SHA-1"
+    properties.AuthenticationData = b"client-first-message"
+    client.connect(broker.host, broker.port, properties=properties)
+    client.loop_start()
+    try:
+        assert answered.wait(5), "no CONNACK"
+        assert codes[0].value == 0x8C, codes
+    finally:
+        client.loop_stop()
+
+
 def test_packet_above_maximum_size_is_refused(broker):
     client = Client(broker, mqtt.MQTTv5)
     client.client.publish("big", b"x" * 70_000)

@@ -14,9 +14,11 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
+    // Every field here is paid for by every idle connection: what only some connections or
+    // only the first moments of one need is boxed (memory per connection is a measured goal).
     private enum Phase {
         case awaitingConnect
-        case authenticating(MQTTConnect, pending: [MQTTPacket])
+        indirect case authenticating(MQTTConnect, pending: [MQTTPacket])
         case connected
         case closed
     }
@@ -29,12 +31,11 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     private var session: BrokerSession?
     private var principal: MQTTPrincipal?
     private var reference: BrokerConnectionReference?
-    private var will: MQTTWill?
+    private var will: BoxedWill?
     private var topicAliases: [UInt16: String] = [:]
     private var flushScheduled = false
     private var connectTimeout: Scheduled<Void>?
     private var closeReason = MQTTBrokerEvent.DisconnectReason.connectionLost
-    private var remoteAddress = "unknown"
     /// Bytes received and not yet decoded.
     private var inbound: ByteBuffer?
     /// Deliveries routed from this client's publications, queued in batches (see ``commitDeliveries()``).
@@ -45,15 +46,24 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     /// Unknown until CONNECT.
     private var decodingVersion: MQTTVersion?
 
+    private final class BoxedWill {
+        let will: MQTTWill
+        init(_ will: MQTTWill) { self.will = will }
+    }
+
     init(core: BrokerCore, isSecure: Bool) {
         self.core = core
         self.isSecure = isSecure
+        core.connectionHandlersInMemory.add(1, ordering: .relaxed)
+    }
+
+    deinit {
+        core.connectionHandlersInMemory.subtract(1, ordering: .relaxed)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        reference = BrokerConnectionReference(eventLoop: context.eventLoop, handler: NIOLoopBound(self, eventLoop: context.eventLoop), id: ObjectIdentifier(self), readingPaused: .init())
-        if let address = context.channel.remoteAddress { remoteAddress = "\(address.ipAddress ?? "?"):\(address.port ?? 0)" }
+        reference = BrokerConnectionReference(handler: NIOLoopBound(self, eventLoop: context.eventLoop))
         let timeout = core.configuration.connectTimeout
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         connectTimeout = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
@@ -68,6 +78,14 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        // The reference holds this handler: keeping it would keep both alive for good.
+        reference = nil
+    }
+
+    /// The client's address, `ip:port`; asked for rarely (connect, logs), so not stored.
+    private var remoteAddress: String {
+        guard let address = context?.channel.remoteAddress else { return "unknown" }
+        return "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
     }
 
     // MARK: Inbound
@@ -209,7 +227,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     func resumeReading() {
         guard let context, paused else { return }
         paused = false
-        reference?.readingPaused.value.store(false, ordering: .releasing)
+        reference?.readingPaused.store(false, ordering: .releasing)
         // What the last reads brought in comes first; it may pause reading again.
         processInbound()
         flushIfNeeded()
@@ -236,7 +254,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             for publisher in waiting { publisher.resumeReading() }
         }
         if wasConnected, let session, let reference {
-            let willToSend = closeReason == .normal ? nil : will
+            let willToSend = closeReason == .normal ? nil : will?.will
             let stillOwner = core.connectionClosed(session: session, connection: reference, will: willToSend, eventLoop: context.eventLoop)
             // A connection that lost its session to another one ended by takeover, whatever
             // else happened to it at the same time: the client is still connected.
@@ -251,6 +269,13 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
 
     private func beginConnect(_ connect: MQTTConnect) {
         version = connect.version
+        if connect.version == .v5, connect.properties.authenticationMethod != nil {
+            // MQTT 5 §4.12: no enhanced authentication method is supported; accepting the
+            // connection would let the client believe it authenticated with one.
+            write([.connack(MQTTConnAck(reasonCode: .badAuthenticationMethod))])
+            closeReason = .closedByBroker
+            return close(reason: nil)
+        }
         phase = .authenticating(connect, pending: [])
         let request = MQTTConnectRequest(
             clientID: connect.clientID, username: connect.username, password: connect.password,
@@ -296,7 +321,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
                 write([.connack(MQTTConnAck(reasonCode: .notAuthorized))])
                 return close(reason: nil)
             }
-            self.will = will
+            self.will = BoxedWill(will)
         }
         if connect.keepAlive > 0 {
             let timeout = TimeAmount.nanoseconds(Int64(Double(connect.keepAlive) * core.configuration.keepAliveFactor * 1e9))

@@ -2,18 +2,23 @@ import NIOCore
 import Synchronization
 
 /// A handle on a client connection that any thread may use: work is carried to the
-/// connection's event loop, where its handler lives.
-struct BrokerConnectionReference: Sendable {
-    let eventLoop: any EventLoop
+/// connection's event loop, where its handler lives. One per connection, shared by its handler
+/// and its session (a class, so that each holds a pointer rather than a copy).
+///
+/// It holds its handler, and the handler holds it until the handler leaves the pipeline: the
+/// handler must let go then (``BrokerConnectionHandler/handlerRemoved(context:)``) or the two
+/// keep each other alive after the connection closed.
+final class BrokerConnectionReference: Sendable {
     let handler: NIOLoopBound<BrokerConnectionHandler>
-    let id: ObjectIdentifier
     /// Whether reading is paused for a congested subscriber; readable from any thread, so that
     /// deliveries do not ask again while it is.
-    let readingPaused: PauseFlag
+    let readingPaused = Atomic<Bool>(false)
 
-    final class PauseFlag: Sendable {
-        let value = Atomic<Bool>(false)
+    init(handler: NIOLoopBound<BrokerConnectionHandler>) {
+        self.handler = handler
     }
+
+    var eventLoop: any EventLoop { handler.eventLoop }
 
     /// Asks the connection to move what waits in its session's queue to the socket, as far as
     /// the socket takes it. Called once per batch of deliveries (the session remembers that a
@@ -31,7 +36,7 @@ struct BrokerConnectionReference: Sendable {
     /// Returns false when it already was paused.
     @discardableResult
     func pauseReading() -> Bool {
-        guard readingPaused.value.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return false }
+        guard readingPaused.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return false }
         if eventLoop.inEventLoop {
             handler.value.pauseReading()
         } else {
@@ -53,5 +58,5 @@ struct BrokerConnectionReference: Sendable {
         eventLoop.execute { handler.value.close(reason: reason) }
     }
 
-    func isSame(as other: BrokerConnectionReference?) -> Bool { other?.id == id }
+    func isSame(as other: BrokerConnectionReference?) -> Bool { other === self }
 }

@@ -2,6 +2,7 @@ import DequeModule
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 import TetherCore
 
 /// What the broker shares between connections: sessions, the topic tree and retained messages,
@@ -24,6 +25,9 @@ final class BrokerCore: Sendable {
     }
 
     let state = NIOLockedValueBox(State())
+    /// Connection handlers in memory, open or not: back to zero once every connection closed
+    /// (a handler kept alive after its connection is a leak per reconnecting device).
+    let connectionHandlersInMemory = Atomic<Int>(0)
 
     init(configuration: MQTTBrokerConfiguration, hooks: any MQTTBrokerHooks, persistence: any MQTTBrokerPersistence, logger: Logger) {
         self.configuration = configuration

@@ -22,7 +22,7 @@ struct InflightMessage {
 /// taken while holding it.
 final class BrokerSession: @unchecked Sendable {
     let clientID: String
-    let lock = NIOLock()
+    let lock = InlineLock()
 
     // Guarded by `lock`:
     var version: MQTTVersion
@@ -40,8 +40,28 @@ final class BrokerSession: @unchecked Sendable {
     var expiryInterval: UInt32?
     /// Ends with its connection (clean session, or v5 expiry 0).
     var endsWithConnection: Bool
-    var expiryTask: Scheduled<Void>?
-    var pendingWill: Scheduled<Void>?
+    /// The session's expiry once its connection is gone.
+    var expiryTask: Scheduled<Void>? {
+        get { offlineTimers?.expiry }
+        set { if newValue != nil || offlineTimers != nil { timers().expiry = newValue } }
+    }
+    /// A will waiting out its v5 delay.
+    var pendingWill: Scheduled<Void>? {
+        get { offlineTimers?.will }
+        set { if newValue != nil || offlineTimers != nil { timers().will = newValue } }
+    }
+    /// Boxed: most sessions never have either timer, and every session would carry their size.
+    private final class OfflineTimers {
+        var expiry: Scheduled<Void>?
+        var will: Scheduled<Void>?
+    }
+    private var offlineTimers: OfflineTimers?
+    private func timers() -> OfflineTimers {
+        if let offlineTimers { return offlineTimers }
+        let created = OfflineTimers()
+        offlineTimers = created
+        return created
+    }
     /// The in-flight window towards the client (v5 Receive Maximum, bounded by configuration).
     var maximumInflight: Int
     /// Packet size limit the client asked for (v5). Set before the session is shared.

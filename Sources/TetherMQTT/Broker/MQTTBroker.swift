@@ -2,6 +2,7 @@ public import Logging
 public import NIOCore
 import NIOConcurrencyHelpers
 import NIOPosix
+import Synchronization
 public import TetherCore
 
 /// An embeddable MQTT 3.1, 3.1.1 and 5.0 broker: sessions (clean and persistent, takeover,
@@ -42,6 +43,9 @@ public final class MQTTBroker: Sendable {
 
     /// Open network connections right now.
     public var connectionCount: Int { core.state.withLockedValue { $0.connections } }
+
+    /// Connection handlers still in memory, open or closed (a leak check for tests).
+    @_spi(Testing) public var connectionHandlersInMemory: Int { core.connectionHandlersInMemory.load(ordering: .relaxed) }
 
     /// Sessions the broker holds, connected or not.
     public var sessionCount: Int { core.state.withLockedValue { $0.sessions.count } }
@@ -146,9 +150,10 @@ public final class MQTTBroker: Sendable {
             // One read per connection per event-loop turn: with many publishers on a loop, the
             // drains of their subscribers get their turn in between (fairness under load).
             .childChannelOption(.maxMessagesPerRead, value: 1)
-            // Each connection keeps its receive buffer between reads. An idle client needs a few
-            // hundred bytes; the allocator grows the buffer for busy ones (up to 64 KiB).
-            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65_536))
+            // SwiftNIO keeps each connection's receive buffer between reads, at the largest size
+            // it has needed. An idle client needs little after its CONNECT; the allocator grows
+            // the buffer for busy ones (up to 64 KiB).
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 64, maximum: 65_536))
             .bind(host: listener.host, port: listener.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let isSecure = listener.isSecure
