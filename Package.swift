@@ -172,6 +172,7 @@ let package = Package(
             name: "TetherMQTTTests",
             dependencies: [
                 "TetherMQTT",
+                "TetherCore",
                 "TetherTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),

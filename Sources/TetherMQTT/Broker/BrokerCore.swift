@@ -277,8 +277,8 @@ final class BrokerCore: Sendable {
         let deadline = message.properties.messageExpiryInterval.map { now + .seconds(Int64($0)) }
         if matches.count == 1 {
             let match = matches[0]
-            if match.options.noLocal, match.subscriber.session === publisher { return 0 }
-            deliver(message, to: match.subscriber.session, from: publisher, qos: min(message.qos, match.options.qos), retainAsPublished: match.options.retainAsPublished, identifiers: match.identifier.map { [$0] } ?? [], deadline: deadline, into: &deliveries)
+            if match.noLocal, match.subscriber.session === publisher { return 0 }
+            deliver(message, to: match.subscriber.session, from: publisher, qos: min(message.qos, match.qos), retainAsPublished: match.retainAsPublished, identifiers: match.identifier.map { [$0] } ?? [], deadline: deadline, into: &deliveries)
             return 1
         }
         // A session with several matching subscriptions gets the message once, at the highest QoS.
@@ -286,16 +286,16 @@ final class BrokerCore: Sendable {
         var order: [ObjectIdentifier] = []
         for match in matches {
             let session = match.subscriber.session
-            if match.options.noLocal, session === publisher { continue }
+            if match.noLocal, session === publisher { continue }
             let key = ObjectIdentifier(session)
-            let qos = min(message.qos, match.options.qos)
+            let qos = min(message.qos, match.qos)
             if var existing = merged[key] {
                 existing.1 = max(existing.1, qos)
-                existing.2 = existing.2 || match.options.retainAsPublished
+                existing.2 = existing.2 || match.retainAsPublished
                 if let identifier = match.identifier { existing.3.append(identifier) }
                 merged[key] = existing
             } else {
-                merged[key] = (session, qos, match.options.retainAsPublished, match.identifier.map { [$0] } ?? [])
+                merged[key] = (session, qos, match.retainAsPublished, match.identifier.map { [$0] } ?? [])
                 order.append(key)
             }
         }

@@ -3,23 +3,48 @@
 ///
 /// A value; the broker keeps it behind its lock.
 struct TopicTree<Subscriber: Hashable> {
+    /// A gateway's tree has tens of thousands of nodes, one path per device, nearly all with one
+    /// child or one subscriber: those are held inline (``SmallMap``), and what few nodes use
+    /// (`#` subscribers, `$share` groups) is boxed, so that a node is one allocation.
     private final class Node {
-        var children: [Substring: Node] = [:]
+        var children = SmallMap<Substring, Node>()
         var plus: Node?
-        var hash: [Subscriber: Entry] = [:]
-        var here: [Subscriber: Entry] = [:]
+        var here = SmallMap<Subscriber, Entry>()
+        var rare: Rare?
+
+        var isEmpty: Bool { children.isEmpty && plus == nil && here.isEmpty && rare == nil }
+
+        func withRare<Result>(_ body: (Rare) -> Result) -> Result {
+            let rare = self.rare ?? Rare()
+            defer { self.rare = rare.isEmpty ? nil : rare }
+            return body(rare)
+        }
+    }
+
+    /// A node's `#` subscribers and `$share` groups.
+    private final class Rare {
+        var hash = SmallMap<Subscriber, Entry>()
         /// `$share` groups at this filter: group name → members in subscription order.
         var sharedHere: [String: SharedGroup] = [:]
         var sharedHash: [String: SharedGroup] = [:]
 
-        var isEmpty: Bool {
-            children.isEmpty && plus == nil && hash.isEmpty && here.isEmpty && sharedHere.isEmpty && sharedHash.isEmpty
-        }
+        var isEmpty: Bool { hash.isEmpty && sharedHere.isEmpty && sharedHash.isEmpty }
     }
 
+    /// What delivery needs of a subscription, in 8 bytes (its filter is its place in the tree).
     struct Entry {
-        var options: MQTTTopicSubscription
-        var identifier: Int?
+        var qos: MQTTQoS
+        var noLocal: Bool
+        var retainAsPublished: Bool
+        /// The v5 subscription identifier; 0 for none (identifiers start at 1).
+        var identifier: UInt32
+
+        init(options: MQTTTopicSubscription, identifier: Int?) {
+            qos = options.qos
+            noLocal = options.noLocal
+            retainAsPublished = options.retainAsPublished
+            self.identifier = identifier.map { UInt32(clamping: $0) } ?? 0
+        }
     }
 
     final class SharedGroup {
@@ -30,8 +55,18 @@ struct TopicTree<Subscriber: Hashable> {
     /// One delivery decision: who, with which options.
     struct Match {
         let subscriber: Subscriber
-        let options: MQTTTopicSubscription
+        let qos: MQTTQoS
+        let noLocal: Bool
+        let retainAsPublished: Bool
         let identifier: Int?
+
+        init(_ subscriber: Subscriber, _ entry: Entry) {
+            self.subscriber = subscriber
+            qos = entry.qos
+            noLocal = entry.noLocal
+            retainAsPublished = entry.retainAsPublished
+            identifier = entry.identifier == 0 ? nil : Int(entry.identifier)
+        }
     }
 
     private var root = Node()
@@ -48,27 +83,39 @@ struct TopicTree<Subscriber: Hashable> {
         let (group, filter) = MQTTTopic.sharedSubscription(options.filter).map { (Optional($0.group), $0.filter) } ?? (nil, options.filter)
         var node = root
         let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
+        let entry = Entry(options: options, identifier: identifier)
         for (index, level) in levels.enumerated() {
             if level == "#", index == levels.count - 1 {
-                return Self.store(subscriber, Entry(options: options, identifier: identifier), group: group, in: &node.hash, shared: &node.sharedHash, count: &count)
+                let isNew = node.withRare { rare in
+                    guard let group else { return rare.hash.updateValue(entry, forKey: subscriber) == nil }
+                    return Self.join(subscriber, entry, group: group, shared: &rare.sharedHash)
+                }
+                if isNew { count += 1 }
+                return isNew
             }
             if level == "+" {
                 if node.plus == nil { node.plus = Node() }
                 node = node.plus!
+            } else if let child = node.children[level] {
+                node = child
             } else {
-                if node.children[level] == nil { node.children[level] = Node() }
-                node = node.children[level]!
+                let child = Node()
+                node.children.updateValue(child, forKey: level)
+                node = child
             }
         }
-        return Self.store(subscriber, Entry(options: options, identifier: identifier), group: group, in: &node.here, shared: &node.sharedHere, count: &count)
+        let isNew: Bool
+        if let group {
+            isNew = node.withRare { rare in Self.join(subscriber, entry, group: group, shared: &rare.sharedHere) }
+        } else {
+            isNew = node.here.updateValue(entry, forKey: subscriber) == nil
+        }
+        if isNew { count += 1 }
+        return isNew
     }
 
-    private static func store(_ subscriber: Subscriber, _ entry: Entry, group: String?, in plain: inout [Subscriber: Entry], shared: inout [String: SharedGroup], count: inout Int) -> Bool {
-        guard let group else {
-            let isNew = plain.updateValue(entry, forKey: subscriber) == nil
-            if isNew { count += 1 }
-            return isNew
-        }
+    /// Adds a member to a `$share` group, or updates its entry. Returns true when it is new.
+    private static func join(_ subscriber: Subscriber, _ entry: Entry, group: String, shared: inout [String: SharedGroup]) -> Bool {
         let members = shared[group] ?? SharedGroup()
         shared[group] = members
         if let index = members.members.firstIndex(where: { $0.0 == subscriber }) {
@@ -76,7 +123,6 @@ struct TopicTree<Subscriber: Hashable> {
             return false
         }
         members.members.append((subscriber, entry))
-        count += 1
         return true
     }
 
@@ -92,19 +138,28 @@ struct TopicTree<Subscriber: Hashable> {
     }
 
     private static func remove(_ subscriber: Subscriber, group: String?, levels: ArraySlice<Substring>, from node: Node) -> Bool {
-        guard let level = levels.first else { return removeEntry(subscriber, group: group, plain: &node.here, shared: &node.sharedHere) }
-        if level == "#", levels.count == 1 { return removeEntry(subscriber, group: group, plain: &node.hash, shared: &node.sharedHash) }
+        guard let level = levels.first else {
+            guard let group else { return node.here.removeValue(forKey: subscriber) != nil }
+            guard node.rare != nil else { return false }
+            return node.withRare { rare in removeShared(subscriber, group: group, shared: &rare.sharedHere) }
+        }
+        if level == "#", levels.count == 1 {
+            guard node.rare != nil else { return false }
+            return node.withRare { rare in
+                guard let group else { return rare.hash.removeValue(forKey: subscriber) != nil }
+                return removeShared(subscriber, group: group, shared: &rare.sharedHash)
+            }
+        }
         let child = level == "+" ? node.plus : node.children[level]
         guard let child else { return false }
         let removed = remove(subscriber, group: group, levels: levels.dropFirst(), from: child)
         if child.isEmpty {
-            if level == "+" { node.plus = nil } else { node.children[level] = nil }
+            if level == "+" { node.plus = nil } else { node.children.removeValue(forKey: level) }
         }
         return removed
     }
 
-    private static func removeEntry(_ subscriber: Subscriber, group: String?, plain: inout [Subscriber: Entry], shared: inout [String: SharedGroup]) -> Bool {
-        guard let group else { return plain.removeValue(forKey: subscriber) != nil }
+    private static func removeShared(_ subscriber: Subscriber, group: String, shared: inout [String: SharedGroup]) -> Bool {
         guard let members = shared[group], let index = members.members.firstIndex(where: { $0.0 == subscriber }) else { return false }
         members.members.remove(at: index)
         if members.members.isEmpty { shared[group] = nil }
@@ -132,11 +187,11 @@ struct TopicTree<Subscriber: Hashable> {
 
     private static func collect(_ levels: ArraySlice<Substring>, node: Node, atRoot: Bool, dollar: Bool, into result: inout [Match], rotated: inout Bool) {
         let wildcardsAllowed = !(atRoot && dollar)
-        if wildcardsAllowed {
-            append(node.hash, node.sharedHash, into: &result, rotated: &rotated)
+        if wildcardsAllowed, let rare = node.rare {
+            append(rare.hash, rare.sharedHash, into: &result, rotated: &rotated)
         }
         guard let level = levels.first else {
-            append(node.here, node.sharedHere, into: &result, rotated: &rotated)
+            append(node.here, node.rare?.sharedHere ?? [:], into: &result, rotated: &rotated)
             return
         }
         let rest = levels.dropFirst()
@@ -144,15 +199,15 @@ struct TopicTree<Subscriber: Hashable> {
         if wildcardsAllowed, let plus = node.plus { collect(rest, node: plus, atRoot: false, dollar: dollar, into: &result, rotated: &rotated) }
     }
 
-    private static func append(_ plain: [Subscriber: Entry], _ shared: [String: SharedGroup], into result: inout [Match], rotated: inout Bool) {
+    private static func append(_ plain: SmallMap<Subscriber, Entry>, _ shared: [String: SharedGroup], into result: inout [Match], rotated: inout Bool) {
         if !shared.isEmpty { rotated = true }
-        for (subscriber, entry) in plain {
-            result.append(Match(subscriber: subscriber, options: entry.options, identifier: entry.identifier))
+        plain.forEach { subscriber, entry in
+            result.append(Match(subscriber, entry))
         }
         for group in shared.values where !group.members.isEmpty {
             let (subscriber, entry) = group.members[group.next % group.members.count]
             group.next &+= 1
-            result.append(Match(subscriber: subscriber, options: entry.options, identifier: entry.identifier))
+            result.append(Match(subscriber, entry))
         }
     }
 }
