@@ -3,6 +3,12 @@ import PackageDescription
 
 // Benchmarks live in their own package so that the SDK never resolves their dependencies.
 // Run: swift run -c release --package-path Benchmarks tether-benchmarks
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
 let package = Package(
     name: "TetherBenchmarks",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -34,11 +40,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            swiftSettings: [
-                .enableUpcomingFeature("ExistentialAny"),
-                .enableUpcomingFeature("InternalImportsByDefault"),
-                .enableUpcomingFeature("MemberImportVisibility"),
-            ]
+            swiftSettings: swiftSettings
         ),
         // SwiftNIO alone, for the broker's memory per idle connection (scripts/bench-mqtt.sh).
         .executableTarget(
@@ -47,11 +49,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            swiftSettings: [
-                .enableUpcomingFeature("ExistentialAny"),
-                .enableUpcomingFeature("InternalImportsByDefault"),
-                .enableUpcomingFeature("MemberImportVisibility"),
-            ]
+            swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "tether-benchmarks",
@@ -63,11 +61,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            swiftSettings: [
-                .enableUpcomingFeature("ExistentialAny"),
-                .enableUpcomingFeature("InternalImportsByDefault"),
-                .enableUpcomingFeature("MemberImportVisibility"),
-            ]
+            swiftSettings: swiftSettings
         )
     ]
 )
