@@ -307,6 +307,25 @@ def test_unsupported_protocol_level_is_refused(broker):
     assert raw.recv(4) == bytes.fromhex("20020001")
 
 
+def test_publish_sent_before_connack_is_delivered_without_further_input(broker):
+    # A client may publish right behind its CONNECT, before the CONNACK (MQTT 3.1.1 §3.1.4):
+    # the broker holds the PUBLISH until the client is authenticated, then must route it at
+    # once, not when the client happens to send something else.
+    sub = Client(broker, mqtt.MQTTv311)
+    sub.subscribe("early/#", qos=1)
+    raw = socket.create_connection((broker.host, broker.port))
+    connect = bytes.fromhex("10 11 00 04 4d 51 54 54 04 02 00 3c 00 05 65 61 72 6c 79".replace(" ", ""))
+    publish = bytes.fromhex("32 0d 00 07 65 61 72 6c 79 2f 61 00 01 68 69".replace(" ", ""))  # QoS 1 "early/a" "hi"
+    raw.sendall(connect + publish)
+    raw.settimeout(5)
+    answer = raw.recv(8)
+    assert answer[:4] == bytes.fromhex("20020000"), answer.hex()
+    message = sub.get(timeout=3)
+    assert (message.topic, message.payload) == ("early/a", b"hi")
+    raw.close()
+    sub.close()
+
+
 def test_v5_enhanced_authentication_method_is_refused(broker):
     # The broker supports no enhanced authentication (MQTT 5 §4.12): a CONNECT that names a
     # method gets CONNACK 0x8C and the connection is closed, instead of a silent acceptance.

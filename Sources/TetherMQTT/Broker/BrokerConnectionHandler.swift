@@ -117,6 +117,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         }
         while !paused {
             if case .closed = phase { return }
+            if closing { return }
             let packet: MQTTPacket
             do {
                 guard let next = try MQTTPacket.read(from: &buffer, version: decodingVersion, maximumPacketSize: core.configuration.maximumPacketSize) else { return }
@@ -213,6 +214,9 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     /// subscriber drains or for at most `maximumPause`: a stuck subscriber slows its
     /// publishers down but never stalls them (its own queue then drops the oldest messages).
     private var paused = false
+    /// The connection is being closed: nothing more it sent is acted on (a TLS close waits for
+    /// close_notify, and the input may hold further packets, even another CONNECT).
+    private var closing = false
     private static let maximumPause = TimeAmount.milliseconds(100)
     private static let maximumPendingBeforeConnack = 64
 
@@ -245,14 +249,6 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         if case .connected = phase { wasConnected = true } else { wasConnected = false }
         phase = .closed
         core.state.withLockedValue { $0.connections -= 1 }
-        if let session {
-            // Publishers waiting for this subscriber to drain must not wait for a connection that is gone.
-            let waiting = session.lock.withLock { () -> [BrokerConnectionReference] in
-                defer { session.pausedPublishers = [] }
-                return session.pausedPublishers
-            }
-            for publisher in waiting { publisher.resumeReading() }
-        }
         if wasConnected, let session, let reference {
             let willToSend = closeReason == .normal ? nil : will?.will
             let stillOwner = core.connectionClosed(session: session, connection: reference, will: willToSend, eventLoop: context.eventLoop)
@@ -291,7 +287,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     }
 
     private func completeConnect(_ result: MQTTAuthentication) {
-        guard case .authenticating(let connect, let pending) = phase, let context else { return }
+        guard case .authenticating(let connect, let pending) = phase, let context, !closing else { return }
         connectTimeout?.cancel()
         connectTimeout = nil
         var principal: MQTTPrincipal
@@ -343,9 +339,11 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         }
         write(core.resume(opened.session))
         for packet in pending {
-            guard case .connected = phase else { break }
+            guard case .connected = phase, !closing else { break }
             handle(packet)
         }
+        // Publications held until CONNACK are routed now, not at the next read (there may be none).
+        commitDeliveries()
         flushIfNeeded()
     }
 
@@ -528,13 +526,14 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
 
     /// Closes the connection; a v5 client is told why with DISCONNECT first.
     func close(reason: MQTTReasonCode?) {
-        guard let context else { return }
+        guard let context, !closing else { return }
         if case .closed = phase { return }
         if reason == .sessionTakenOver { closeReason = .takenOver }
         if let reason, version == .v5, case .connected = phase {
             write([.disconnect(MQTTReasonPacket(reasonCode: reason))])
         }
         flushIfNeeded()
+        closing = true
         context.close(promise: nil)
     }
 }

@@ -107,11 +107,16 @@ final class BrokerCore: Sendable {
     /// Returns whether the connection still held its session.
     @discardableResult
     func connectionClosed(session: BrokerSession, connection: BrokerConnectionReference, will: MQTTWill?, eventLoop: any EventLoop) -> Bool {
-        let (stillOwner, endsNow, expiry) = session.lock.withLock { () -> (Bool, Bool, UInt32?) in
-            guard connection.isSame(as: session.connection) else { return (false, false, nil) }
+        let (stillOwner, endsNow, expiry, waiting) = session.lock.withLock { () -> (Bool, Bool, UInt32?, [BrokerConnectionReference]) in
+            guard connection.isSame(as: session.connection) else { return (false, false, nil, []) }
             session.connection = nil
-            return (true, session.endsWithConnection, session.expiryInterval)
+            // Taken in the same step as the connection: a publisher paused after this would
+            // wait on an offline session (and be kept in memory by it).
+            defer { session.pausedPublishers = [] }
+            return (true, session.endsWithConnection, session.expiryInterval, session.pausedPublishers)
         }
+        // Publishers waiting for this subscriber to drain must not wait for a connection that is gone.
+        for publisher in waiting { publisher.resumeReading() }
         if let will { scheduleWill(will, of: session, expiry: stillOwner ? expiry : nil, eventLoop: eventLoop) }
         guard stillOwner else { return false }
         if endsNow {
@@ -347,7 +352,8 @@ final class BrokerCore: Sendable {
             // the queue to the socket while the socket takes it, so memory stays bounded.
             for delivery in batch { session.queue.append(delivery.pending) }
             while session.queue.count > configuration.maximumQueuedMessages { session.queue.removeFirst() }
-            if let publisher, session.isCongested, publisher.pauseReading() {
+            // A publisher resumed by its pause timer may be paused again while still listed.
+            if let publisher, session.isCongested, publisher.pauseReading(), !session.pausedPublishers.contains(where: { $0 === publisher }) {
                 session.pausedPublishers.append(publisher)
             }
             guard !session.drainScheduled else { return nil }

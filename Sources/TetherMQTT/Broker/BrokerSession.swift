@@ -43,12 +43,12 @@ final class BrokerSession: @unchecked Sendable {
     /// The session's expiry once its connection is gone.
     var expiryTask: Scheduled<Void>? {
         get { offlineTimers?.expiry }
-        set { if newValue != nil || offlineTimers != nil { timers().expiry = newValue } }
+        set { updateTimers { $0.expiry = newValue } }
     }
     /// A will waiting out its v5 delay.
     var pendingWill: Scheduled<Void>? {
         get { offlineTimers?.will }
-        set { if newValue != nil || offlineTimers != nil { timers().will = newValue } }
+        set { updateTimers { $0.will = newValue } }
     }
     /// Boxed: most sessions never have either timer, and every session would carry their size.
     private final class OfflineTimers {
@@ -56,11 +56,11 @@ final class BrokerSession: @unchecked Sendable {
         var will: Scheduled<Void>?
     }
     private var offlineTimers: OfflineTimers?
-    private func timers() -> OfflineTimers {
-        if let offlineTimers { return offlineTimers }
-        let created = OfflineTimers()
-        offlineTimers = created
-        return created
+    /// The box exists while a timer does.
+    private func updateTimers(_ change: (OfflineTimers) -> Void) {
+        let timers = offlineTimers ?? OfflineTimers()
+        change(timers)
+        offlineTimers = timers.expiry == nil && timers.will == nil ? nil : timers
     }
     /// The in-flight window towards the client (v5 Receive Maximum, bounded by configuration).
     var maximumInflight: Int
