@@ -168,7 +168,7 @@ final class BrokerCore: Sendable {
     }
 
     private static func removeSubscriptions(of session: BrokerSession, from state: inout State) {
-        let filters = session.lock.withLock { Array(session.subscriptions.keys) }
+        let filters = session.lock.withLock { session.subscriptions.filters }
         for filter in filters { state.tree.remove(SessionKey(session: session), filter: filter) }
     }
 
@@ -183,7 +183,7 @@ final class BrokerCore: Sendable {
                 )
                 for subscription in stored.subscriptions {
                     let identifier = stored.subscriptionIdentifiers[subscription.filter]
-                    session.subscriptions[subscription.filter] = (subscription, identifier)
+                    session.subscriptions.update(subscription, identifier: identifier)
                     state.tree.insert(SessionKey(session: session), options: subscription, identifier: identifier)
                 }
                 for message in stored.pendingMessages { session.queue.append(PendingMessage(message: message, deadline: nil, subscriptionIdentifiers: [])) }
@@ -211,7 +211,7 @@ final class BrokerCore: Sendable {
             let isNew = state.withLockedValue { state -> Bool in
                 state.tree.insert(SessionKey(session: session), options: subscription, identifier: identifier)
             }
-            let existed = session.lock.withLock { session.subscriptions.updateValue((subscription, identifier), forKey: subscription.filter) != nil }
+            let existed = session.lock.withLock { session.subscriptions.update(subscription, identifier: identifier) }
             changed = true
             codes.append(MQTTReasonCode(rawValue: subscription.qos.rawValue))
             let sendRetained = !shared && (subscription.retainHandling == .sendOnSubscribe || (subscription.retainHandling == .sendOnNewSubscribe && !existed && isNew))
@@ -233,7 +233,7 @@ final class BrokerCore: Sendable {
     func unsubscribe(_ session: BrokerSession, _ filters: [String]) -> [MQTTReasonCode] {
         var codes: [MQTTReasonCode] = []
         for filter in filters {
-            let existed = session.lock.withLock { session.subscriptions.removeValue(forKey: filter) != nil }
+            let existed = session.lock.withLock { session.subscriptions.remove(filter) }
             state.withLockedValue { state in _ = state.tree.remove(SessionKey(session: session), filter: filter) }
             codes.append(existed ? .success : .noSubscriptionExisted)
         }
@@ -392,7 +392,7 @@ final class BrokerCore: Sendable {
             )
             let options = MQTTTopicSubscription(filter: filter, qos: .exactlyOnce, retainAsPublished: true)
             state.tree.insert(SessionKey(session: session), options: options)
-            session.subscriptions[filter] = (options, nil)
+            session.subscriptions.update(options, identifier: nil)
             return session
         }
         return session

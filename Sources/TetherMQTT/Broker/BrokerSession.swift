@@ -29,7 +29,7 @@ final class BrokerSession: @unchecked Sendable {
     var principal: MQTTPrincipal
     var connection: BrokerConnectionReference?
     /// Full filters (with `$share/…`) → options and identifier.
-    var subscriptions: [String: (options: MQTTTopicSubscription, identifier: Int?)] = [:]
+    var subscriptions = SessionSubscriptions()
     var queue = Deque<PendingMessage>()
     var inflight: [UInt16: InflightMessage] = [:]
     var inflightOrder = Deque<UInt16>()
@@ -175,9 +175,9 @@ final class BrokerSession: @unchecked Sendable {
         let pending = inflightOrder.compactMap { inflight[$0]?.pending.message } + queue.map(\.message)
         var options: [MQTTTopicSubscription] = []
         var identifiers: [String: Int] = [:]
-        for (filter, entry) in subscriptions.sorted(by: { $0.key < $1.key }) {
+        for entry in subscriptions.all.sorted(by: { $0.options.filter < $1.options.filter }) {
             options.append(entry.options)
-            if let identifier = entry.identifier { identifiers[filter] = identifier }
+            if let identifier = entry.identifier { identifiers[entry.options.filter] = identifier }
         }
         return MQTTStoredSession(clientID: clientID, version: version, subscriptions: options, subscriptionIdentifiers: identifiers, expiryInterval: expiryInterval, pendingMessages: pending)
     }
