@@ -32,12 +32,14 @@ struct GatewayHooks: MQTTBrokerHooks {
 
     func serverSideSubscriptions(for principal: MQTTPrincipal) -> [MQTTTopicSubscription] {
         guard principal.attributes[Attribute.serverSideSubscriptions] == "1", let device = Self.device(principal) else { return [] }
-        let base = "/sys/\(device.productKey)/\(device.deviceName)"
-        // No Local: a device's own replies on these topics are never echoed back to it.
+        let base = "/sys/" + device.productKey + "/" + device.deviceName
+        // No Local: a device's own replies on these topics are never echoed back to it. Built by
+        // concatenation, not interpolation: the broker keeps these strings for the connection's
+        // life, and an interpolated string keeps the spare capacity it reserved.
         return [
-            "\(base)/thing/service/+", "\(base)/thing/service/property/+", "\(base)/thing/event/+/post_reply",
-            "\(base)/thing/model/down_raw", "\(base)/thing/model/up_raw_reply", "\(base)/rrpc/request/+",
-            "/ext/rrpc/+\(base)/thing/service/+",
+            base + "/thing/service/+", base + "/thing/service/property/+", base + "/thing/event/+/post_reply",
+            base + "/thing/model/down_raw", base + "/thing/model/up_raw_reply", base + "/rrpc/request/+",
+            "/ext/rrpc/+" + base + "/thing/service/+",
         ].map { MQTTTopicSubscription(filter: $0, qos: .atLeastOnce, noLocal: true) }
     }
 
