@@ -118,3 +118,30 @@ struct TopicTreeTests {
         #expect(tree.count == reference.values.map(\.count).reduce(0, +))
     }
 }
+
+@Suite("SmallMap")
+struct SmallMapTests {
+    @Test("inline, array and dictionary storage agree on every key, up and back down")
+    func everyShape() {
+        var map = SmallMap<String, Int>()
+        let keys = (0..<(SmallMap<String, Int>.fewLimit * 2)).map { "level-\($0)" }
+        for (index, key) in keys.enumerated() {
+            let previous = map.updateValue(index, forKey: key)
+            #expect(previous == nil)
+            #expect(map.count == index + 1)
+            #expect(keys[...index].allSatisfy { map[$0] == keys.firstIndex(of: $0) })
+        }
+        let replaced = map.updateValue(-1, forKey: keys[3])
+        #expect(replaced == 3 && map[keys[3]] == -1)
+        for (index, key) in keys.enumerated().reversed() {
+            let removed = map.removeValue(forKey: key)
+            #expect(removed == (index == 3 ? -1 : index))
+            #expect(map.count == index)
+            #expect(map[key] == nil)
+            var seen: [String] = []
+            map.forEach { key, _ in seen.append(key) }
+            #expect(Set(seen) == Set(keys[..<index]))
+        }
+        #expect(map.isEmpty)
+    }
+}

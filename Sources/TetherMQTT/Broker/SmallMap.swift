@@ -1,13 +1,17 @@
-/// A map that holds its first entry inline and allocates a dictionary only for a second: the
-/// topic tree's nodes almost all have one child or one subscriber, and a gateway has tens of
-/// thousands of them.
+/// A map that holds its first entry inline, its first few in a short array, and only more than
+/// that in a dictionary: the topic tree's nodes almost all have one child or one subscriber, a few
+/// have two or three, and a gateway has tens of thousands of them (a dictionary of two entries
+/// costs twice the array).
 struct SmallMap<Key: Hashable, Value> {
     private enum Storage {
         case empty
         case one(Key, Value)
+        case few([(key: Key, value: Value)])
         case many([Key: Value])
     }
 
+    /// The most entries kept in an array, searched in order.
+    static var fewLimit: Int { 8 }
     private var storage = Storage.empty
 
     init() {}
@@ -20,6 +24,7 @@ struct SmallMap<Key: Hashable, Value> {
         switch storage {
         case .empty: 0
         case .one: 1
+        case .few(let entries): entries.count
         case .many(let entries): entries.count
         }
     }
@@ -28,6 +33,7 @@ struct SmallMap<Key: Hashable, Value> {
         switch storage {
         case .empty: nil
         case .one(let existing, let value): existing == key ? value : nil
+        case .few(let entries): entries.first { $0.key == key }?.value
         case .many(let entries): entries[key]
         }
     }
@@ -44,10 +50,21 @@ struct SmallMap<Key: Hashable, Value> {
                 storage = .one(key, value)
                 return old
             }
-            storage = .many([existing: old, key: value])
+            storage = .few([(existing, old), (key, value)])
+            return nil
+        case .few(var entries):
+            // Let go of the stored copy first, so that the array is changed in place.
+            storage = .empty
+            if let index = entries.firstIndex(where: { $0.key == key }) {
+                let old = entries[index].value
+                entries[index].value = value
+                storage = .few(entries)
+                return old
+            }
+            entries.append((key, value))
+            storage = entries.count > Self.fewLimit ? .many(Dictionary(entries, uniquingKeysWith: { $1 })) : .few(entries)
             return nil
         case .many(var entries):
-            // Let go of the stored copy first, so that the dictionary is updated in place.
             storage = .empty
             let old = entries.updateValue(value, forKey: key)
             storage = .many(entries)
@@ -65,16 +82,26 @@ struct SmallMap<Key: Hashable, Value> {
             guard existing == key else { return nil }
             storage = .empty
             return value
+        case .few(var entries):
+            storage = .empty
+            defer { storage = Self.compacted(entries) }
+            guard let index = entries.firstIndex(where: { $0.key == key }) else { return nil }
+            return entries.remove(at: index).value
         case .many(var entries):
             storage = .empty
             let old = entries.removeValue(forKey: key)
-            if entries.count == 1, let (remaining, value) = entries.first {
-                // Back inline: a node whose subscribers left does not keep a dictionary.
-                storage = .one(remaining, value)
-            } else if !entries.isEmpty {
-                storage = .many(entries)
-            }
+            storage = entries.count > Self.fewLimit ? .many(entries) : Self.compacted(entries.map { ($0.key, $0.value) })
             return old
+        }
+    }
+
+    /// The smallest storage for what remains: a node whose subscribers left keeps no array or
+    /// dictionary.
+    private static func compacted(_ entries: [(key: Key, value: Value)]) -> Storage {
+        switch entries.count {
+        case 0: .empty
+        case 1: .one(entries[0].key, entries[0].value)
+        default: .few(entries)
         }
     }
 
@@ -82,6 +109,7 @@ struct SmallMap<Key: Hashable, Value> {
         switch storage {
         case .empty: break
         case .one(let key, let value): body(key, value)
+        case .few(let entries): for (key, value) in entries { body(key, value) }
         case .many(let entries): for (key, value) in entries { body(key, value) }
         }
     }

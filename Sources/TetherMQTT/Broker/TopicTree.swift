@@ -7,7 +7,9 @@ struct TopicTree<Subscriber: Hashable> {
     /// child or one subscriber: those are held inline (``SmallMap``), and what few nodes use
     /// (`#` subscribers, `$share` groups) is boxed, so that a node is one allocation.
     private final class Node {
-        var children = SmallMap<Substring, Node>()
+        /// Keyed by String: a level of up to 15 bytes is stored inline, and a key does not keep
+        /// the whole filter it was cut from alive.
+        var children = SmallMap<String, Node>()
         var plus: Node?
         var here = SmallMap<Subscriber, Entry>()
         var rare: Rare?
@@ -96,11 +98,11 @@ struct TopicTree<Subscriber: Hashable> {
             if level == "+" {
                 if node.plus == nil { node.plus = Node() }
                 node = node.plus!
-            } else if let child = node.children[level] {
+            } else if let child = node.children[String(level)] {
                 node = child
             } else {
                 let child = Node()
-                node.children.updateValue(child, forKey: level)
+                node.children.updateValue(child, forKey: String(level))
                 node = child
             }
         }
@@ -150,11 +152,11 @@ struct TopicTree<Subscriber: Hashable> {
                 return removeShared(subscriber, group: group, shared: &rare.sharedHash)
             }
         }
-        let child = level == "+" ? node.plus : node.children[level]
+        let child = level == "+" ? node.plus : node.children[String(level)]
         guard let child else { return false }
         let removed = remove(subscriber, group: group, levels: levels.dropFirst(), from: child)
         if child.isEmpty {
-            if level == "+" { node.plus = nil } else { node.children.removeValue(forKey: level) }
+            if level == "+" { node.plus = nil } else { node.children.removeValue(forKey: String(level)) }
         }
         return removed
     }
@@ -195,7 +197,7 @@ struct TopicTree<Subscriber: Hashable> {
             return
         }
         let rest = levels.dropFirst()
-        if let child = node.children[level] { collect(rest, node: child, atRoot: false, dollar: dollar, into: &result, rotated: &rotated) }
+        if let child = node.children[String(level)] { collect(rest, node: child, atRoot: false, dollar: dollar, into: &result, rotated: &rotated) }
         if wildcardsAllowed, let plus = node.plus { collect(rest, node: plus, atRoot: false, dollar: dollar, into: &result, rotated: &rotated) }
     }
 
