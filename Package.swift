@@ -158,7 +158,7 @@ let package = Package(
         ),
         // The fuzz harness: a libFuzzer binary when built by scripts/fuzz.sh, a corpus replayer otherwise.
         .executableTarget(name: "tether-fuzz", dependencies: ["TetherTestSupport"]),
-        .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherTestSupport"]),
+        .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherTestSupport", .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(
             name: "TetherGizwitsLANTests",
             dependencies: [

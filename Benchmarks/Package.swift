@@ -46,6 +46,7 @@ let package = Package(
         .executableTarget(
             name: "mqtt-idle-floor",
             dependencies: [
+                .product(name: "TetherCore", package: "Tether"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -1,10 +1,11 @@
 import NIOCore
 import NIOPosix
+import TetherCore
 
 // The floor under Tether's broker for memory per idle connection: a SwiftNIO server with the
-// broker's channel options and one handler that only answers CONNECT and PINGREQ. What an idle
-// connection costs here is what SwiftNIO's channel costs (socket, pipeline, write queue, receive
-// buffer) before any broker state. scripts/bench-mqtt.sh measures it beside mosquitto and Tether.
+// broker's channel options (its receive allocator too) and one handler that only answers
+// CONNECT and PINGREQ. What an idle connection costs here is what SwiftNIO's channel costs
+// (socket, pipeline, write queue, receive buffer) before any broker state. scripts/bench-mqtt.sh measures it beside mosquitto and Tether.
 //
 //   mqtt-idle-floor PORT
 
@@ -51,7 +52,7 @@ enum MQTTIdleFloor {
             .serverChannelOption(.backlog, value: 1024)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 1)
-            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 64, maximum: 65_536))
+            .childChannelOption(.recvAllocator, value: CompactRecvByteBufferAllocator(minimum: 64, initial: 64, maximum: 65_536))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(IdleFloorHandler())

@@ -152,8 +152,9 @@ public final class MQTTBroker: Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 1)
             // SwiftNIO keeps each connection's receive buffer between reads, at the largest size
             // it has needed. An idle client needs little after its CONNECT; the allocator grows
-            // the buffer for busy ones (up to 64 KiB).
-            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 64, maximum: 65_536))
+            // the buffer for busy ones (up to 64 KiB). SwiftNIO's own adaptive allocator would
+            // cost a heap box per connection.
+            .childChannelOption(.recvAllocator, value: CompactRecvByteBufferAllocator(minimum: 64, initial: 64, maximum: 65_536))
             .bind(host: listener.host, port: listener.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let isSecure = listener.isSecure
