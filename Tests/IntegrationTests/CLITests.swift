@@ -115,9 +115,11 @@ struct CLITests {
             try await Executables.run(Executables.path("tether"), ["mqtt", "sub", "-h", "127.0.0.1", "-p", port, "-t", "cli/#", "-q", "1", "-C", "2", "-v", "-V", "5"])
         }
         try await Task.sleep(for: .milliseconds(700))
-        let published = try await Executables.run(Executables.path("tether"), ["mqtt", "pub", "-h", "127.0.0.1", "-p", port, "-t", "cli/a", "-m", "from tether", "-q", "2"])
+        // Retained, so that a subscriber still starting up (a loaded machine) gets them on
+        // subscribing instead of missing them.
+        let published = try await Executables.run(Executables.path("tether"), ["mqtt", "pub", "-h", "127.0.0.1", "-p", port, "-t", "cli/a", "-m", "from tether", "-q", "2", "-r"])
         #expect(published.status == 0, "\(published.stderr)")
-        _ = try await Executables.run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", port, "-t", "cli/b", "-m", "from mosquitto", "-q", "1"])
+        _ = try await Executables.run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", port, "-t", "cli/b", "-m", "from mosquitto", "-q", "1", "-r"])
         let output = try await subscriber.value
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout.split(separator: "\n") == ["cli/a from tether", "cli/b from mosquitto"])
