@@ -30,8 +30,8 @@ database=${database:-sqlite:$work/bench.sqlite}
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 app=$("$cloud" admin app create --name bench --database "$database" --json | json_field appId)
-product=$("$cloud" admin product create --name bench --datapoints products/pet-house.json --database "$database" --json | json_field productKey)
-"$cloud" serve --http-port "$port" --mqtt-port 0 --database "$database" --log-level warning &
+product=$("$cloud" admin product create --name bench --datapoints products/pet-house.json --unsigned-registration --database "$database" --json | json_field productKey)
+"$cloud" serve --http-port "$port" --mqtt-port 0 --metrics-bind none --database "$database" --log-level warning &
 server=$!
 for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 base="http://127.0.0.1:$port"

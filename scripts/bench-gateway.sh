@@ -43,7 +43,7 @@ wait_port() { for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/n
 "$bench" setup --database "$database" --product products/lamp-tsl.json --devices "$devices" --output "$work/setup.json"
 http=$(free_port)
 mqtt=$(free_port)
-"$cloud" serve --http-port "$http" --mqtt-port "$mqtt" --database "$database" --log-level error &
+"$cloud" serve --http-port "$http" --mqtt-port "$mqtt" --metrics-bind none --database "$database" --log-level error &
 server=$!
 wait_port "$http"
 wait_port "$mqtt"

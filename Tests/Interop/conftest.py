@@ -111,7 +111,7 @@ def cloud():
     with tempfile.TemporaryDirectory() as directory:
         port, mqtt_port = free_port(), free_port()
         process = subprocess.Popen(
-            [os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--http-port", str(port), "--mqtt-port", str(mqtt_port),
+            [os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--metrics-bind", "none", "--http-port", str(port), "--mqtt-port", str(mqtt_port),
              "--database", f"sqlite:{directory}/cloud.sqlite", "--log-level", "warning"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )

@@ -23,7 +23,8 @@ def import_client():
 
 def test_pygizwits_logs_in_and_lists_bindings(cloud):
     app = cloud.admin("app", "create", "--name", "pygizwits")
-    product = cloud.admin("product", "create", "--name", "Pet house", "--datapoints", os.path.join(ROOT, "products", "pet-house.json"))
+    # GAgent's unsigned registration form, which a product must be opened to.
+    product = cloud.admin("product", "create", "--name", "Pet house", "--datapoints", os.path.join(ROOT, "products", "pet-house.json"), "--unsigned-registration")
     headers = {"X-Gizwits-Application-Id": app["appId"]}
     cloud.request("POST", "/app/users", {"username": "pyuser", "password": "Passw0rd!"}, headers)
     session = json.loads(cloud.request("POST", "/app/login", {"username": "pyuser", "password": "Passw0rd!"}, headers))

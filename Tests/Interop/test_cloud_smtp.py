@@ -52,7 +52,7 @@ def start_cloud(directory, smtp_url):
     port = free_port()
     process = subprocess.Popen(
         [
-            os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--http-port", str(port), "--no-gateway",
+            os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--metrics-bind", "none", "--http-port", str(port), "--no-gateway",
             "--database", f"sqlite:{directory}/cloud.sqlite",
             "--smtp-url", smtp_url, "--mail-from", "cloud@example.org",
             "--smtp-ca-file", os.path.join(TLS, "ca.pem"),

@@ -31,7 +31,7 @@ class Stack(Cloud):
 
     def start_cloud(self):
         self.cloud = subprocess.Popen(
-            [os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--http-port", str(self.http_port), "--mqtt-port", str(self.mqtt_port),
+            [os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--metrics-bind", "none", "--http-port", str(self.http_port), "--mqtt-port", str(self.mqtt_port),
              "--database", f"sqlite:{self.directory}/cloud.sqlite", "--log-level", "warning"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
@@ -218,7 +218,7 @@ def test_session_renewed_then_expired(tmp_path):
     directory = str(tmp_path)
     port, mqtt_port = free_port(), free_port()
     cloud = subprocess.Popen(
-        [os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--http-port", str(port), "--mqtt-port", str(mqtt_port),
+        [os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--metrics-bind", "none", "--http-port", str(port), "--mqtt-port", str(mqtt_port),
          "--database", f"sqlite:{directory}/cloud.sqlite", "--log-level", "warning", "--token-lifetime", "8"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )

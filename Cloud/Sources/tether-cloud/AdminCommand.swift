@@ -7,8 +7,8 @@ import TetherCore
 struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
-        abstract: "Create apps, products and devices; read the outbox.",
-        subcommands: [AppGroup.self, ProductGroup.self, DeviceGroup.self, OutboxCommand.self]
+        abstract: "Create apps, products and devices; disable accounts; read the outbox.",
+        subcommands: [AppGroup.self, ProductGroup.self, DeviceGroup.self, UserGroup.self, OutboxCommand.self]
     )
 
     struct AppGroup: AsyncParsableCommand {
@@ -66,6 +66,10 @@ struct AdminCommand: AsyncParsableCommand {
             @Option(help: "A Gizwits data-point JSON file.") var datapoints: String?
             @Option(help: "An Aliyun TSL JSON file.") var tsl: String?
             @Flag(help: "Owner/guest sharing: the first binder owns the device, others join by invitation.") var sharing = false
+            @Flag(
+                name: .customLong("unsigned-registration"),
+                help: "Accept GAgent's unsigned POST /dev/devices form for new devices (firmware that cannot sign; anyone who knows the product key can then create devices)."
+            ) var unsignedRegistration = false
             @OptionGroup var options: AdminOptions
 
             func validate() throws {
@@ -80,7 +84,9 @@ struct AdminCommand: AsyncParsableCommand {
                     throw ValidationError("cannot read \(path)")
                 }
                 let product = try await options.withAdministration {
-                    try await $0.createProduct(name: name, modelFile: Array(data), format: format, sharingEnabled: sharing)
+                    try await $0.createProduct(
+                        name: name, modelFile: Array(data), format: format, sharingEnabled: sharing, unsignedRegistration: unsignedRegistration
+                    )
                 }
                 options.print(
                     json: ["productKey": .string(product.productKey), "productSecret": .string(product.productSecret)],
@@ -101,6 +107,7 @@ struct AdminCommand: AsyncParsableCommand {
                         "name": .string(product.name),
                         "dataPoints": .int(Int64(product.model.dataPoints.count)),
                         "sharing": .bool(product.sharingEnabled),
+                        "unsignedRegistration": .bool(product.unsignedRegistration),
                         "createdAt": .int(product.createdAt),
                     ])
                 })
@@ -140,6 +147,34 @@ struct AdminCommand: AsyncParsableCommand {
                         passcode: \(device.passcode)\(device.mac.map { "\nmac: \($0)" } ?? "")
                         """
                 )
+            }
+        }
+    }
+
+    struct UserGroup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "user", subcommands: [Disable.self, Enable.self])
+
+        struct Disable: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Lock an account: its sessions end (live WebSocket connections close) and it logs in nowhere."
+            )
+            @Option(help: "The user's uid.") var uid: String
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                try await options.withAdministration { admin, bus in try await admin.setUserDisabled(uid: uid, true, bus: bus) }
+                options.print(json: ["uid": .string(uid), "disabled": true], text: "disabled \(uid)")
+            }
+        }
+
+        struct Enable: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Unlock an account disabled before.")
+            @Option(help: "The user's uid.") var uid: String
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                try await options.withAdministration { admin, bus in try await admin.setUserDisabled(uid: uid, false, bus: bus) }
+                options.print(json: ["uid": .string(uid), "disabled": false], text: "enabled \(uid)")
             }
         }
     }
@@ -198,6 +233,17 @@ struct AdminOptions: ParsableArguments {
 
     func withAdministration<Result>(_ body: (Administration) async throws -> Result) async throws -> Result {
         try await withDatabase { try await body(Administration(database: $0)) }
+    }
+
+    /// With the cluster bus of the nodes sharing a PostgreSQL database, so that what is done
+    /// here reaches them at once (a SQLite cloud re-checks within a minute).
+    func withAdministration<Result>(_ body: (Administration, (any ClusterBus)?) async throws -> Result) async throws -> Result {
+        try await withDatabase { database in
+            var logger = Logger(label: "tether-cloud")
+            logger.logLevel = .warning
+            let bus = (database as? PostgresEngine).map { PostgresClusterBus(engine: $0, logger: logger) }
+            return try await body(Administration(database: database), bus)
+        }
     }
 
     func print(json value: JSONValue, text: String) {

@@ -62,6 +62,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("node-id"), help: "This node's name among the nodes sharing a PostgreSQL database (default: random).")
     var nodeID: String?
 
+    @Option(name: .customLong("metrics-bind"), help: "HOST:PORT of the Prometheus /metrics listener, apart from the API; none for no metrics.")
+    var metricsBind = "127.0.0.1:9464"
+
+    @Option(name: .customLong("trusted-proxy"), help: "IP address of a reverse proxy whose X-Forwarded-For names the client (repeatable).")
+    var trustedProxies: [String] = []
+
+    @Option(name: .customLong("max-connections-per-source"), help: "HTTP connections one address (IPv6: one /64) may hold open.")
+    var maxConnectionsPerSource = 256
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -75,6 +84,18 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.publicURL = publicURL
         guard (5...(365 * 24 * 3600)).contains(tokenLifetime) else { throw ValidationError("--token-lifetime is 5 seconds to 365 days") }
         configuration.accounts.tokenLifetime = tokenLifetime
+        if metricsBind != "none" {
+            guard let colon = metricsBind.lastIndex(of: ":"), let port = Int(metricsBind[metricsBind.index(after: colon)...]),
+                  (0...65535).contains(port), colon != metricsBind.startIndex
+            else { throw ValidationError("--metrics-bind is HOST:PORT or none") }
+            configuration.metricsAddress = (String(metricsBind[..<colon]), port)
+        }
+        for proxy in trustedProxies {
+            guard (try? SocketAddress(ipAddress: proxy, port: 0)) != nil else { throw ValidationError("--trusted-proxy \(proxy) is not an IP address") }
+        }
+        configuration.trustedProxies = Set(trustedProxies)
+        guard maxConnectionsPerSource >= 1 else { throw ValidationError("--max-connections-per-source is at least 1") }
+        configuration.http.maximumConnectionsPerSource = maxConnectionsPerSource
         if noGateway {
             configuration.gateway = nil
         } else {

@@ -95,24 +95,38 @@ struct AccountTests {
         }
     }
 
-    @Test("wrong passwords are answered with 9020, then the account locks", arguments: TestEngine.allCases)
+    @Test("wrong passwords lock out the source that sent them, not the account's owner elsewhere", arguments: TestEngine.allCases)
     func lockout(engine: TestEngine) async throws {
-        var policy = CloudHarness.testPolicy
-        policy.lockAfterFailures = 3
-        policy.lockDuration = 600
-        try await CloudHarness.run(engine, policy: policy) { cloud in
+        try await CloudHarness.run(engine, configure: { configuration in
+            configuration.abuse.loginFailuresPerAccountAndSource = RateLimit(3, per: 600)
+            configuration.abuse.loginFailuresPerAccount = RateLimit(6, per: 600)
+            // Requests come from 127.0.0.1 and name their client in X-Forwarded-For, as behind a proxy.
+            configuration.trustedProxies = ["127.0.0.1"]
+        }) { cloud in
             _ = try await cloud.register("erin")
-            for _ in 0..<2 {
-                let wrong = try await cloud.call(.post, "/app/login", json: ["username": "erin", "password": "Wrong000!"])
-                #expect(wrong.errorCode == 9020)
+            func login(_ password: String, from source: String) async throws -> APIResponse {
+                try await cloud.call(.post, "/app/login", headers: [HTTPField.Name("X-Forwarded-For")!: source], json: ["username": "erin", "password": .string(password)])
             }
-            let locking = try await cloud.call(.post, "/app/login", json: ["username": "erin", "password": "Wrong000!"])
+            for _ in 0..<2 {
+                #expect(try await login("Wrong000!", from: "192.0.2.66").errorCode == 9020)
+            }
+            let locking = try await login("Wrong000!", from: "192.0.2.66")
             #expect(locking.errorCode == 9041)
             #expect(locking.status == .tooManyRequests)
-            // Locked: even the right password is refused, with how long to wait.
-            let locked = try await cloud.call(.post, "/app/login", json: ["username": "erin", "password": "Passw0rd!"])
+            // That source is locked: even the right password is refused, with how long to wait.
+            let locked = try await login("Passw0rd!", from: "192.0.2.66")
             #expect(locked.errorCode == 9041)
-            #expect(Int(locked.headers[.retryAfter] ?? "") ?? 0 > 500)
+            // Counted in windows aligned on the clock: locked until this window ends.
+            let wait = Int(locked.headers[.retryAfter] ?? "") ?? 0
+            #expect(wait > 0 && wait <= 600)
+            // The owner, elsewhere, is not.
+            #expect(try await login("Passw0rd!", from: "198.51.100.7").status == .ok)
+            // An IPv6 attacker is one /64, whatever address in it they use.
+            #expect(try await login("Wrong000!", from: "2001:db8:1:2::1").errorCode == 9020)
+            #expect(try await login("Wrong000!", from: "2001:db8:1:2:ffff::9").errorCode == 9020)
+            #expect(try await login("Wrong000!", from: "2001:db8:1:2:abcd::1").errorCode == 9041)
+            // Failures from many sources together (6 so far) lock the account for everyone.
+            #expect(try await login("Passw0rd!", from: "203.0.113.9").errorCode == 9041)
 
             let unknownUser = try await cloud.call(.post, "/app/login", json: ["username": "nobody", "password": "Passw0rd!"])
             #expect(unknownUser.errorCode == 9020)
@@ -130,8 +144,8 @@ struct AccountTests {
                 #expect(try await cloud.call(.post, "/app/login", json: ["username": "fay", "password": "Nope0000!"]).errorCode == 9020)
             }
             #expect(try await cloud.call(.post, "/app/login", json: ["username": "fay", "password": "Passw0rd!"]).status == .ok)
-            let row = try #require(try await cloud.database.first("SELECT failed_logins FROM users WHERE uid = $1", .text(session.uid)))
-            #expect(try row.int("failed_logins") == 0)
+            let failures = try await cloud.database.first("SELECT count FROM rate_limits WHERE key = $1", .text("login:\(session.uid):127.0.0.1"))
+            #expect(failures == nil, "a login from a source clears that source's failures")
         }
     }
 

@@ -8,7 +8,7 @@ import TetherCore
 
 @Suite("Devices and bindings")
 struct BindingTests {
-    @Test("GAgent registration keeps the did; bind by passcode; the list has every field pygizwits reads", arguments: TestEngine.allCases)
+    @Test("a signed registration again keeps the did and sets the new passcode; bind by passcode; the list has every field pygizwits reads", arguments: TestEngine.allCases)
     func registerAndBind(engine: TestEngine) async throws {
         try await CloudHarness.run(engine) { cloud in
             let device = try await DeviceFixtures.registeredDevice(cloud, mac: "AC:CF:23:50:D4:46")
@@ -50,18 +50,25 @@ struct BindingTests {
     @Test("registration validates its form", arguments: [TestEngine.sqlite])
     func registrationErrors(engine: TestEngine) async throws {
         try await CloudHarness.run(engine) { cloud in
-            let product = try await cloud.admin.createProduct(name: "p", modelFile: try DeviceFixtures.petHouse(), format: .gizwits)
+            let product = try await cloud.admin.createProduct(name: "p", modelFile: try DeviceFixtures.petHouse(), format: .gizwits, unsignedRegistration: true)
             for (body, code) in [
-                (["mac": "zz", "product_key": .string(product.productKey), "passcode": "ABC"], 9015),
-                (["mac": "001122334455", "product_key": "unknown", "passcode": "ABC"], 9002),
+                (["mac": "zz", "product_key": .string(product.productKey), "passcode": "ABCDEFGH"], 9015),
+                (["mac": "001122334455", "product_key": "unknown", "passcode": "ABCDEFGH"], 9002),
                 (["mac": "001122334455", "product_key": .string(product.productKey), "passcode": "has space"], 9015),
+                (["mac": "001122334455", "product_key": .string(product.productKey), "passcode": "ABC"], 9015),
                 (["mac": "001122334455", "product_key": .string(product.productKey)], 9015),
+                (["mac": "001122334455", "product_key": .string(product.productKey), "timestamp": "1", "sign": "00"], 9043),
+                (["mac": "001122334455", "product_key": .string(product.productKey), "timestamp": "soon", "sign": "00"], 9043),
+                (["mac": "001122334455", "product_key": .string(product.productKey), "sign": "00"], 9043),
+                (["mac": "001122334455", "product_key": .string(product.productKey), "timestamp": .string(String(Clock.unixNow()))], 9044),
+                (["mac": "001122334455", "product_key": .string(product.productKey), "timestamp": .string(String(Clock.unixNow())), "sign": "00", "auth": "root"], 9015),
             ] as [(JSONObject, Int64)] {
                 let response = try await cloud.call(.post, "/dev/devices", json: .object(body))
-                #expect(response.errorCode == code, "\(body)")
+                #expect(response.errorCode == code, "\(body): \(response.text)")
             }
-            let json = try await cloud.call(.post, "/dev/devices", json: ["mac": "001122334455", "product_key": .string(product.productKey), "passcode": "ABC"])
+            let json = try await cloud.call(.post, "/dev/devices", json: ["mac": "001122334455", "product_key": .string(product.productKey), "passcode": "ABCDEFGH"])
             #expect(json["did"]?.stringValue?.count == 22)
+            #expect(json["passcode"] == nil, "an unsigned registration is answered as GAgent expects: did only")
         }
     }
 

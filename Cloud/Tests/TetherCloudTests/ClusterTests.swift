@@ -58,4 +58,32 @@ struct ClusterTests {
             await databaseB.close()
         }
     }
+
+    @Test("a revocation on node A ends the user's WebSocket sessions on node B at once")
+    func revocationAcrossNodes() async throws {
+        try await TestEngine.postgres.withFreshDatabase { url in
+            let databaseA = try await url.open(logger: TestEngine.logger)
+            let databaseB = try await url.open(logger: TestEngine.logger)
+            let busA = PostgresClusterBus(engine: try #require(databaseA as? PostgresEngine), logger: TestEngine.logger)
+            let busB = PostgresClusterBus(engine: try #require(databaseB as? PostgresEngine), logger: TestEngine.logger)
+            try await CommandResumeTests.closing(databaseA) { try await CommandResumeTests.closing(databaseB) {
+            try await CloudHarness.serve(database: databaseA, bus: busA) { nodeA in
+                try await CloudHarness.serve(database: databaseB, bus: busB, app: nodeA.app) { nodeB in
+                    await busA.ready()
+                    await busB.ready()
+                    let session = try await nodeA.register("roaming")
+                    let second = try await nodeA.call(.post, "/app/login", json: ["username": "roaming", "password": "Passw0rd!"]).session()
+                    try await M2MTestClient.with(nodeB, session: session) { app in
+                        #expect(try await nodeA.call(.put, "/app/users", token: session.token, json: ["old_pwd": "Passw0rd!", "new_pwd": "N3wPassw0rd!"]).status == .ok)
+                        try await SessionRevocationTests.expectEnded(app)
+                    }
+                    // Already revoked by the password change: the login itself is refused.
+                    await #expect(throws: TestFailure.self) {
+                        try await M2MTestClient.with(nodeB, session: second) { _ in }
+                    }
+                }
+            }
+            } }
+        }
+    }
 }

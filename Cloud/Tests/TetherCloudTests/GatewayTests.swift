@@ -316,6 +316,16 @@ struct GatewayTests {
                 #expect(record.body["output"] == ["ok": 1])
                 let unknown = try await cloud.call(.post, "/app/devices/\(device.did)/services/Explode", token: user.token, json: ["params": [:]])
                 #expect(unknown.errorCode == 9025)
+                // Parameters are checked against the service's inputs, as data points are.
+                for (params, named) in [
+                    (["delay": 61] as JSONValue, "delay"), (["delay": "soon"], "delay"), (["delay": 1, "force": true], "force"), ([:], "delay"),
+                ] {
+                    let refused = try await cloud.call(.post, "/app/devices/\(device.did)/services/Reboot", token: user.token, json: ["params": params])
+                    #expect(refused.errorCode == 9025, "\(params)")
+                    #expect(refused["detail"]?.stringValue?.contains(named) == true, "\(refused.text)")
+                }
+                let count = try await cloud.database.first("SELECT COUNT(*) AS n FROM commands WHERE did = $1", .text(device.did))
+                #expect(try count?.int("n") == 1, "refused calls leave nothing in the ledger")
             }
         }
     }

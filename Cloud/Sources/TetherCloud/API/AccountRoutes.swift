@@ -2,9 +2,14 @@ import Hummingbird
 import TetherCore
 
 /// `/app/users`, `/app/login`, `/app/request_token`, `/app/sms_code`, `/app/reset_password`.
-struct AccountRoutes<Context: RequestContext> {
+struct AccountRoutes<Context: RemoteAddressRequestContext> {
     let accounts: AccountService
     let metrics: CloudMetrics
+    let sources: ClientSourceResolver
+
+    func client(_ request: Request, _ context: Context) -> SessionClient {
+        SessionClient(source: sources.source(of: request, context: context), userAgent: request.headers[.userAgent])
+    }
 
     func register(on router: DocumentedRouter<Context>) {
         router.on(.init(
@@ -19,10 +24,10 @@ struct AccountRoutes<Context: RequestContext> {
                 "token": JSONSchema.string("Third party: the ID token (a JWT), optionally after \"Bearer \"."),
             ]),
             success: .created(JSONSchema.ref("Session"))
-        )) { request, _ in
+        )) { request, context in
             let app = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             let form = try await RequestForm.decode(request)
-            let session = try await accounts.register(app: app, form: form)
+            let session = try await accounts.register(app: app, form: form, client: client(request, context))
             metrics.registered()
             return Response.json(session.json, status: .created)
         }
@@ -46,21 +51,21 @@ struct AccountRoutes<Context: RequestContext> {
                 "updatedAt": JSONSchema.string, "token": JSONSchema.string("After a password change: the caller's new token."),
                 "expire_at": JSONSchema.integer,
             ], required: ["updatedAt"]))
-        )) { request, _ in
+        )) { request, context in
             let user = try await accounts.authenticate(request)
             let form = try await RequestForm.decode(request)
-            return Response.json(try await accounts.updateUser(user, form: form))
+            return Response.json(try await accounts.updateUser(user, form: form, client: client(request, context)))
         }
         router.on(.init(
             method: .post, path: "/app/login", summary: "Log in with a username, e-mail address or phone number",
             tag: "users", security: .app,
             body: JSONSchema.object(["username": JSONSchema.string, "password": JSONSchema.string, "lang": JSONSchema.string], required: ["username", "password"]),
             success: .ok(JSONSchema.ref("Session"))
-        )) { request, _ in
+        )) { request, context in
             let app = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             let form = try await RequestForm.decode(request)
             do {
-                let session = try await accounts.login(appID: app.appID, form: form)
+                let session = try await accounts.login(appID: app.appID, form: form, client: client(request, context))
                 metrics.logins(succeeded: true)
                 return Response.json(session.json)
             } catch {
@@ -106,13 +111,36 @@ struct AccountRoutes<Context: RequestContext> {
         }
         router.on(.init(
             method: .post, path: "/app/token/refresh",
-            summary: "Tether extension: a new token for the user of a valid one (apps renew sessions before they expire)",
+            summary: "Tether extension: a new token for the user of a valid one; the old one ends a minute later",
             tag: "users", security: .appAndUser,
             success: .created(JSONSchema.ref("Session"))
-        )) { request, _ in
+        )) { request, context in
             let user = try await accounts.authenticate(request)
-            let session = try await accounts.issueToken(uid: user.uid, appID: user.appID, on: accounts.database)
+            let session = try await accounts.refresh(user, client: client(request, context))
             return Response.json(session.json, status: .created)
+        }
+        router.on(.init(
+            method: .post, path: "/app/logout", summary: "Tether extension: end this session (the token stops working everywhere at once)",
+            tag: "users", security: .appAndUser, success: .ok(JSONSchema.empty)
+        )) { request, _ in
+            try await accounts.logout(try await accounts.authenticate(request))
+            return Response.emptyJSON
+        }
+        router.on(.init(
+            method: .get, path: "/app/sessions", summary: "Tether extension: the user's sessions (id, app, times, source address, user agent)",
+            tag: "users", security: .appAndUser,
+            success: .ok(JSONSchema.object(["sessions": JSONSchema.array(JSONSchema.ref("SessionInfo"))], required: ["sessions"]))
+        )) { request, _ in
+            let sessions = try await accounts.sessions(try await accounts.authenticate(request))
+            return Response.json(["sessions": .array(sessions.map(\.json))])
+        }
+        router.on(.init(
+            method: .delete, path: "/app/sessions/{id}", summary: "Tether extension: end one of the user's sessions (its WebSocket connections close at once)",
+            tag: "users", security: .appAndUser, success: .ok(JSONSchema.empty)
+        )) { request, context in
+            let user = try await accounts.authenticate(request)
+            try await accounts.revokeSession(user, id: try context.pathParameter("id"))
+            return Response.emptyJSON
         }
         router.on(.init(
             method: .post, path: "/app/reset_password/confirm", summary: "Tether extension: set the new password with the token of a reset e-mail",

@@ -43,6 +43,7 @@ public struct CloudAPIError: HTTPResponseError, CustomStringConvertible, Sendabl
 
 // The catalogue of the reference (gizwits-openapi.md §3): the codes this server answers.
 extension CloudAPIError {
+    public static func macAlreadyRegistered(detail: String = "") -> Self { .init(code: 9001, message: "mac already registered", detail: detail) }
     public static func appIDInvalid(detail: String = "") -> Self { .init(code: 9003, message: "appid invalid", detail: detail) }
     public static func tokenInvalid(detail: String = "") -> Self { .init(code: 9004, message: "token invalid", detail: detail) }
     public static func userNotExist(detail: String = "") -> Self { .init(code: 9005, message: "user not exist", detail: detail) }
@@ -60,6 +61,7 @@ extension CloudAPIError {
     public static func usernamePasswordError(detail: String = "") -> Self { .init(code: 9020, message: "username or password error", detail: detail) }
     public static func emailUnavailable(detail: String = "") -> Self { .init(code: 9022, message: "email unavailable", detail: detail) }
     public static func deviceDisabled(detail: String = "") -> Self { .init(code: 9023, message: "device disabled", detail: detail) }
+    public static func userInvalid(detail: String = "") -> Self { .init(code: 9026, message: "user invalid", detail: detail) }
     public static func attrInvalid(detail: String = "") -> Self { .init(code: 9025, message: "attr invalid", detail: detail) }
     public static func deviceOffline(detail: String = "") -> Self { .init(code: 9042, message: "device offline", detail: detail) }
     public static func sendSMSFailed(detail: String = "") -> Self { .init(code: 9037, message: "send sms failed", detail: detail) }
@@ -77,10 +79,10 @@ extension CloudAPIError {
 
     /// Every code this server answers, for `GET /errors`.
     static let catalogue: [CloudAPIError] = [
-        .productKeyInvalid(), .appIDInvalid(), .tokenInvalid(), .userNotExist(), .tokenExpired(),
+        .macAlreadyRegistered(), .productKeyInvalid(), .appIDInvalid(), .tokenInvalid(), .userNotExist(), .tokenExpired(),
         .serverError(), .codeExpired(), .codeInvalid(), .deviceNotFound(), .formInvalid(),
         .didPasscodeInvalid(), .deviceNotBound(), .phoneUnavailable(), .usernameUnavailable(),
-        .usernamePasswordError(), .emailUnavailable(), .deviceDisabled(), .attrInvalid(), .deviceOffline(), .sendSMSFailed(),
+        .usernamePasswordError(), .emailUnavailable(), .deviceDisabled(), .attrInvalid(), .userInvalid(), .deviceOffline(), .sendSMSFailed(),
         .applicationAuthInvalid(), .requestThrottled(detail: ""), .timestampInvalid(),
         .signatureInvalid(), .emailNotActivated(), .onlyOwnerCanBind(),
     ]

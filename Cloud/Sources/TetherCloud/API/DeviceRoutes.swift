@@ -4,26 +4,41 @@ import TetherCore
 
 /// Device registration (`/dev/devices`) and users' bindings and devices (`/app/bindings`,
 /// `/app/bind_mac`, `/app/devices/{did}`, `/app/datapoint`).
-struct DeviceRoutes<Context: RequestContext> {
+struct DeviceRoutes<Context: RemoteAddressRequestContext> {
     let accounts: AccountService
     let registry: DeviceRegistry
     let bindings: BindingService
+    let sources: ClientSourceResolver
 
     func register(on router: DocumentedRouter<Context>) {
         router.on(.init(
-            method: .post, path: "/dev/devices", summary: "Device registration as GAgent does it; answered did=… (or JSON for JSON)",
+            method: .post, path: "/dev/devices",
+            summary: "Device registration, signed with the product secret or the device's own (GAgent's unsigned form only for products opened to it); answered did=… (or JSON for JSON)",
             tag: "devices", security: .none,
-            body: JSONSchema.object(["mac": JSONSchema.string, "product_key": JSONSchema.string, "passcode": JSONSchema.string], required: ["mac", "product_key", "passcode"]),
+            body: JSONSchema.object([
+                "mac": JSONSchema.string, "product_key": JSONSchema.string,
+                "passcode": JSONSchema.string("8 to 32 letters or digits; a random one when absent (signed registrations only)."),
+                "auth": ["type": "string", "enum": ["product", "device"], "description": "Whose secret signs: product (default) or device."],
+                "timestamp": JSONSchema.string("Unix seconds, within 5 minutes of the server's clock; newer than the device's last registration."),
+                "sign": JSONSchema.string("lower(hex(HMAC-SHA256(secret, \"auth\"+auth+\"mac\"+mac+\"passcode\"+passcode+\"product_key\"+product_key+\"timestamp\"+timestamp)))"),
+            ], required: ["mac", "product_key"]),
             acceptsForm: true,
-            success: .created(JSONSchema.object(["did": JSONSchema.string], required: ["did"]))
-        )) { request, _ in
+            success: .created(JSONSchema.object([
+                "did": JSONSchema.string, "passcode": JSONSchema.string,
+                "device_secret": JSONSchema.string("A product-signed registration of a device that never connected: its own secret."),
+            ], required: ["did"]))
+        )) { request, context in
             let form = try await RequestForm.decode(request)
-            let did = try await registry.register(form: form)
+            let registration = try DeviceRegistry.Request(form: form)
+            let answer = try await registry.register(registration, source: sources.source(of: request, context: context))
             // GAgent posts a form and reads `did=…` from the answer; JSON clients get JSON.
             if request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true {
-                return Response.json(.object(["did": .string(did)]), status: .created)
+                var object: JSONObject = ["did": .string(answer.did)]
+                if let passcode = answer.passcode { object["passcode"] = .string(passcode) }
+                if let secret = answer.deviceSecret { object["device_secret"] = .string(secret) }
+                return Response.json(.object(object), status: .created)
             }
-            return Self.text("did=\(did)", status: .created)
+            return Self.text(answer.formEncoded, status: .created)
         }
         router.on(.init(
             method: .get, path: "/dev/devices/{did}", summary: "Where the device's MQTT broker is: host=…&port=…",

@@ -3,7 +3,8 @@ import NIOCore
 import Prometheus
 import TetherCore
 
-/// `GET /status`, `GET /errors` and the Prometheus endpoint `GET /metrics`.
+/// `GET /status`, `GET /errors` and `GET /openapi.json`. (`/metrics` has its own listener:
+/// ``MetricsListener``.)
 struct SystemRoutes<Context: RequestContext> {
     static var version: String { "0.4.0" }
 
@@ -38,15 +39,6 @@ struct SystemRoutes<Context: RequestContext> {
             success: .ok(JSONSchema.empty)
         )) { _, _ in
             Response.json(OpenAPIDocument.make(operations: catalogue.operations, version: Self.version))
-        }
-        router.on(.init(
-            method: .get, path: "/metrics", summary: "Prometheus metrics", tag: "system", security: .none,
-            success: .text(200, "The Prometheus text format.")
-        )) { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer()))
-            )
         }
     }
 }

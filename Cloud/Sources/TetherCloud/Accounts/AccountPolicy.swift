@@ -3,19 +3,20 @@
 public struct AccountPolicy: Sendable {
     /// How long a user token is valid (the reference: 7 days).
     public var tokenLifetime: Int64 = 7 * 24 * 3600
+    /// How long a token replaced by `/app/token/refresh` keeps working, so that requests already
+    /// sent with it are not refused.
+    public var refreshGrace: Int64 = 60
     /// How long an app token from `/app/request_token` is valid.
     public var appTokenLifetime: Int64 = 24 * 3600
     /// bcrypt's work factor.
     public var bcryptCost: UInt8 = 10
 
-    /// After this many consecutive failed logins each further attempt is answered late…
+    /// After this many failed logins from one source each further attempt is answered late…
     public var slowAfterFailures: Int64 = 3
     /// …by this many seconds per failure beyond the threshold, at most `maximumDelay`.
     public var delayPerFailure: Double = 1
     public var maximumDelay: Double = 5
-    /// After this many the account refuses logins for `lockDuration` seconds.
-    public var lockAfterFailures: Int64 = 10
-    public var lockDuration: Int64 = 15 * 60
+    // Lockouts are rate limits per account and source: ``AbusePolicy``.
 
     /// SMS codes: valid 24 h (the reference), one per number per minute, five per hour, and
     /// void after five wrong guesses.

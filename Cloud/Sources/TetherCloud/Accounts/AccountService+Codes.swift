@@ -149,10 +149,12 @@ extension AccountService {
         let newPassword = try form.string("new_pwd")
         try PasswordPolicy.check(newPassword, field: "new_pwd")
         let hash = try await hasher.hash(newPassword)
-        try await database.transaction { transaction in
+        let uid = try await database.transaction { transaction in
             let uid = try await consumeEmailLink(token: token, purpose: .resetPassword, on: transaction)
             try await storePassword(uid: uid, hash: hash, on: transaction)
+            return uid
         }
+        await announce(uid: uid)
     }
 
     /// Sets a new password, ends every session and lifts a lockout.
@@ -161,6 +163,7 @@ extension AccountService {
         try await database.transaction { transaction in
             try await storePassword(uid: uid, hash: hash, on: transaction)
         }
+        await announce(uid: uid)
     }
 
     private func storePassword(uid: String, hash: String, on executor: any SQLExecutor) async throws {
@@ -169,5 +172,7 @@ extension AccountService {
             .text(uid), .text(hash), .int(Clock.unixNow())
         )
         try await revokeTokens(uid: uid, on: executor)
+        // The owner proved who they are: failed logins from anywhere no longer hold them back.
+        try await executor.query("DELETE FROM rate_limits WHERE key = $1 OR key LIKE $2", .text("login:\(uid)"), .text("login:\(uid):%"))
     }
 }

@@ -31,7 +31,7 @@ extension AccountService {
     /// Applies every change the form asks for, or none (one transaction). A password change
     /// ends every session and answers a new token for the caller (a Tether extension:
     /// `token` and `expire_at` next to `updatedAt`).
-    func updateUser(_ user: AuthenticatedUser, form: RequestForm) async throws -> JSONValue {
+    func updateUser(_ user: AuthenticatedUser, form: RequestForm, client: SessionClient = SessionClient()) async throws -> JSONValue {
         guard let current = try await database.first(
             "SELECT is_anonymous, password_hash FROM users WHERE uid = $1", .text(user.uid)
         ) else {
@@ -52,8 +52,9 @@ extension AccountService {
             }
             newPasswordHash = try await hasher.hash(newPassword)
         }
-        if let username = try form.optionalString("username") {
+        if let given = try form.optionalString("username") {
             guard isAnonymous else { throw CloudAPIError.formInvalid(detail: "only an anonymous user can take a username") }
+            let username = Validation.normalizedName(given)
             try Validation.username(username)
             let password = try form.string("password")
             try PasswordPolicy.check(password)
@@ -104,7 +105,7 @@ extension AccountService {
                 try await transaction.query("UPDATE users SET \(setList) WHERE uid = $1", binds)
                 guard passwordChanged else { return nil }
                 try await revokeTokens(uid: user.uid, on: transaction)
-                return try await issueToken(uid: user.uid, appID: user.appID, on: transaction)
+                return try await issueToken(uid: user.uid, appID: user.appID, on: transaction, client: client)
             }
         } catch let error as StorageError where error.kind == .uniqueViolation {
             let column = assignments.first { ["username", "phone", "email"].contains($0.column) }?.column
@@ -114,6 +115,7 @@ extension AccountService {
             default: CloudAPIError.usernameUnavailable()
             }
         }
+        if passwordChanged { await announce(uid: user.uid) }
         if let confirmationFor {
             try await sendEmailLink(uid: user.uid, email: confirmationFor, purpose: .confirmEmail)
         }
@@ -126,7 +128,7 @@ extension AccountService {
     }
 
     private static func validateProfile(_ field: String, _ value: String) throws(CloudAPIError) {
-        guard value.count <= 256 else { throw .formInvalid(detail: "\(field) must have at most 256 characters") }
+        try Validation.displayText(value, field: field)
         switch field {
         case "gender":
             guard ["M", "F", "N"].contains(value) else { throw .formInvalid(detail: "gender must be M, F or N") }

@@ -12,13 +12,20 @@ public struct AccountService: Sendable {
     let publicURL: String
     let tokenVerifier: ThirdPartyTokenVerifier
     let logger: Logger
+    let abuse: AbusePolicy
+    let limiter: RateLimiter
+    /// Where revocations are announced, so that every node ends the live sessions they concern.
+    let bus: (any ClusterBus)?
 
     var hasher: PasswordHasher { PasswordHasher(cost: policy.bcryptCost) }
 
     public init(
         database: any SQLDatabase, sender: any MessageSender, policy: AccountPolicy, publicURL: String,
-        tokenVerifier: ThirdPartyTokenVerifier, logger: Logger
+        tokenVerifier: ThirdPartyTokenVerifier, abuse: AbusePolicy = AbusePolicy(), bus: (any ClusterBus)? = nil, logger: Logger
     ) {
+        self.abuse = abuse
+        self.limiter = RateLimiter(database: database)
+        self.bus = bus
         self.database = database
         self.sender = sender
         self.policy = policy
@@ -38,32 +45,7 @@ public struct AccountService: Sendable {
         return app
     }
 
-    // MARK: Tokens
-
-    func issueToken(uid: String, appID: String, on executor: any SQLExecutor) async throws -> UserSession {
-        let token = Secrets.hex(bytes: 16)
-        let now = Clock.unixNow()
-        let expireAt = now + policy.tokenLifetime
-        try await executor.query(
-            "INSERT INTO user_tokens (token_hash, uid, app_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)",
-            .text(Secrets.sha256(token)), .text(uid), .text(appID), .int(expireAt), .int(now)
-        )
-        return UserSession(uid: uid, token: token, expireAt: expireAt)
-    }
-
-    /// The user whose token `X-Gizwits-User-token` carries: 9004 for an unknown token (or one
-    /// of another app), 9006 for an expired one.
-    public func authenticate(appID: String, token: String?) async throws -> AuthenticatedUser {
-        guard let token, !token.isEmpty else { throw CloudAPIError.tokenInvalid(detail: "X-Gizwits-User-token is required") }
-        guard let row = try await database.first(
-            "SELECT uid, expires_at FROM user_tokens WHERE token_hash = $1 AND app_id = $2",
-            .text(Secrets.sha256(token)), .text(appID)
-        ) else {
-            throw CloudAPIError.tokenInvalid()
-        }
-        guard try row.int("expires_at") > Clock.unixNow() else { throw CloudAPIError.tokenExpired() }
-        return AuthenticatedUser(uid: try row.text("uid"), appID: appID)
-    }
+    // MARK: App tokens
 
     /// `POST /app/request_token`: an app token for the SMS endpoints, given
     /// `X-Gizwits-Application-Auth` = md5(appid + appsecret).
@@ -97,32 +79,33 @@ public struct AccountService: Sendable {
     // MARK: Registration and login
 
     /// `POST /app/users`, one of the reference's registration forms.
-    func register(app: AppRecord, form: RequestForm) async throws -> UserSession {
+    func register(app: AppRecord, form: RequestForm, client: SessionClient = SessionClient()) async throws -> UserSession {
         let appID = app.appID
         if let phoneID = try form.optionalString("phone_id") {
-            return try await anonymousLogin(appID: appID, phoneID: phoneID)
+            return try await anonymousLogin(appID: appID, phoneID: phoneID, client: client)
         }
         if form.has("src") || form.has("token") {
-            return try await thirdPartyLogin(app: app, form: form)
+            return try await thirdPartyLogin(app: app, form: form, client: client)
         }
-        if let username = try form.optionalString("username") {
+        if let given = try form.optionalString("username") {
+            let username = Validation.normalizedName(given)
             try Validation.username(username)
             let password = try form.string("password")
             try PasswordPolicy.check(password)
-            return try await createUser(appID: appID, fields: ["username": .text(username)], password: password, duplicate: .usernameUnavailable())
+            return try await createUser(appID: appID, fields: ["username": .text(username)], password: password, duplicate: .usernameUnavailable(), client: client)
         }
         if let phone = try form.optionalString("phone") {
             try Validation.phone(phone)
             let password = try form.string("password")
             try PasswordPolicy.check(password)
             try await verifySMSCode(appID: appID, phone: phone, code: try form.string("code"))
-            return try await createUser(appID: appID, fields: ["phone": .text(phone)], password: password, duplicate: .phoneUnavailable())
+            return try await createUser(appID: appID, fields: ["phone": .text(phone)], password: password, duplicate: .phoneUnavailable(), client: client)
         }
         if let email = try form.optionalString("email") {
             try Validation.email(email)
             let password = try form.string("password")
             try PasswordPolicy.check(password)
-            let session = try await createUser(appID: appID, fields: ["email": .text(email.lowercased())], password: password, duplicate: .emailUnavailable())
+            let session = try await createUser(appID: appID, fields: ["email": .text(email.lowercased())], password: password, duplicate: .emailUnavailable(), client: client)
             try await sendEmailLink(uid: session.uid, email: email.lowercased(), purpose: .confirmEmail)
             return session
         }
@@ -134,7 +117,7 @@ public struct AccountService: Sendable {
     /// `{src, uid, token}`: the token is the third party's ID token (a JWT), verified against the
     /// key set configured for the app; `uid` must be its subject. The same subject logs in as
     /// the same user every time.
-    private func thirdPartyLogin(app: AppRecord, form: RequestForm) async throws -> UserSession {
+    private func thirdPartyLogin(app: AppRecord, form: RequestForm, client: SessionClient) async throws -> UserSession {
         let source = try form.string("src")
         guard Self.thirdPartySources.contains(source) else {
             throw CloudAPIError.formInvalid(detail: "src must be one of \(Self.thirdPartySources.sorted().joined(separator: ", "))")
@@ -151,38 +134,38 @@ public struct AccountService: Sendable {
         }
         let find = "SELECT uid FROM users WHERE app_id = $1 AND third_party_src = $2 AND third_party_uid = $3"
         if let row = try await database.first(find, .text(app.appID), .text(source), .text(subject)) {
-            return try await issueToken(uid: try row.text("uid"), appID: app.appID, on: database)
+            return try await issueToken(uid: try row.text("uid"), appID: app.appID, on: database, client: client)
         }
         do {
             return try await createUser(
                 appID: app.appID, fields: ["third_party_src": .text(source), "third_party_uid": .text(subject)],
-                password: nil, duplicate: .formInvalid()
+                password: nil, duplicate: .formInvalid(), client: client
             )
         } catch let error as CloudAPIError where error.code == CloudAPIError.formInvalid().code {
             guard let row = try await database.first(find, .text(app.appID), .text(source), .text(subject)) else { throw error }
-            return try await issueToken(uid: try row.text("uid"), appID: app.appID, on: database)
+            return try await issueToken(uid: try row.text("uid"), appID: app.appID, on: database, client: client)
         }
     }
 
-    private func anonymousLogin(appID: String, phoneID: String) async throws -> UserSession {
+    private func anonymousLogin(appID: String, phoneID: String, client: SessionClient) async throws -> UserSession {
         guard !phoneID.isEmpty, phoneID.count <= 128 else { throw CloudAPIError.formInvalid(detail: "phone_id must have 1 to 128 characters") }
         if let row = try await database.first(
             "SELECT uid FROM users WHERE app_id = $1 AND phone_id = $2", .text(appID), .text(phoneID)
         ) {
-            return try await issueToken(uid: try row.text("uid"), appID: appID, on: database)
+            return try await issueToken(uid: try row.text("uid"), appID: appID, on: database, client: client)
         }
         do {
-            return try await createUser(appID: appID, fields: ["phone_id": .text(phoneID), "is_anonymous": .int(1)], password: nil, duplicate: .formInvalid())
+            return try await createUser(appID: appID, fields: ["phone_id": .text(phoneID), "is_anonymous": .int(1)], password: nil, duplicate: .formInvalid(), client: client)
         } catch let error as CloudAPIError where error.code == CloudAPIError.formInvalid().code {
             // Two first logins with one phone_id raced: the other one created the user.
             guard let row = try await database.first(
                 "SELECT uid FROM users WHERE app_id = $1 AND phone_id = $2", .text(appID), .text(phoneID)
             ) else { throw error }
-            return try await issueToken(uid: try row.text("uid"), appID: appID, on: database)
+            return try await issueToken(uid: try row.text("uid"), appID: appID, on: database, client: client)
         }
     }
 
-    private func createUser(appID: String, fields: [String: SQLValue], password: String?, duplicate: CloudAPIError) async throws -> UserSession {
+    private func createUser(appID: String, fields: [String: SQLValue], password: String?, duplicate: CloudAPIError, client: SessionClient) async throws -> UserSession {
         let uid = Secrets.hex(bytes: 16)
         let now = Clock.unixNow()
         let passwordHash: SQLValue = if let password { .text(try await hasher.hash(password)) } else { .null }
@@ -193,7 +176,7 @@ public struct AccountService: Sendable {
         do {
             return try await database.transaction { transaction in
                 try await transaction.query(sql, binds)
-                return try await issueToken(uid: uid, appID: appID, on: transaction)
+                return try await issueToken(uid: uid, appID: appID, on: transaction, client: client)
             }
         } catch let error as StorageError where error.kind == .uniqueViolation {
             throw duplicate
@@ -201,60 +184,57 @@ public struct AccountService: Sendable {
     }
 
     /// `POST /app/login`: `username` may be a user name, an e-mail address or a phone number.
-    /// Repeated failures are answered ever later and then lock the account for a while.
-    func login(appID: String, form: RequestForm) async throws -> UserSession {
+    ///
+    /// Wrong passwords are counted per account and source (``AbusePolicy``): after a few each
+    /// further attempt is answered late, and past the limit that source is locked out of the
+    /// account for the rest of the window while its owner, elsewhere, still logs in. Only far
+    /// more failures, from many sources together, lock the account for everyone.
+    func login(appID: String, form: RequestForm, client: SessionClient) async throws -> UserSession {
         let name = try form.string("username")
         let password = try form.string("password")
-        let now = Clock.unixNow()
         guard let row = try await database.first(
             """
-            SELECT uid, password_hash, email, email_confirmed, failed_logins, locked_until FROM users
-            WHERE app_id = $1 AND (username = $2 OR email = $3 OR phone = $2)
+            SELECT uid, password_hash, email, email_confirmed, is_disabled FROM users
+            WHERE app_id = $1 AND (username = $2 OR username = $4 OR email = $3 OR phone = $2)
             """,
-            .text(appID), .text(name), .text(name.lowercased())
+            .text(appID), .text(name), .text(name.lowercased()), .text(Validation.normalizedName(name))
         ), let storedHash = row.optionalText("password_hash") else {
             // Hash anyway, so that the answer takes as long as for a real account.
             _ = try await hasher.hash(password)
             throw CloudAPIError.usernamePasswordError()
         }
         let uid = try row.text("uid")
-        let lockedUntil = try row.int("locked_until")
-        if lockedUntil > now {
-            throw CloudAPIError.requestThrottled(detail: "too many failed logins; try again later", retryAfter: lockedUntil - now)
-        }
+        let sourceKey = "login:\(uid):\(client.source.key)"
+        let accountKey = "login:\(uid)"
+        try await limiter.check(sourceKey, abuse.loginFailuresPerAccountAndSource).require("too many failed logins from this address; try again later")
+        try await limiter.check(accountKey, abuse.loginFailuresPerAccount).require("too many failed logins for this account; try again later")
         guard try await hasher.verify(password, hash: storedHash) else {
-            try await recordFailedLogin(uid: uid, now: now)
+            try await recordFailedLogin(uid: uid, sourceKey: sourceKey, accountKey: accountKey)
+        }
+        guard try !row.bool("is_disabled") else {
+            throw CloudAPIError.userInvalid(detail: "this account is disabled")
         }
         if row.optionalText("email") == name.lowercased(), try !row.bool("email_confirmed") {
             throw CloudAPIError.emailNotActivated(detail: "open the link in the confirmation e-mail first")
         }
-        try await database.query("UPDATE users SET failed_logins = 0 WHERE uid = $1", .text(uid))
-        return try await issueToken(uid: uid, appID: appID, on: database)
+        try await limiter.reset(sourceKey, abuse.loginFailuresPerAccountAndSource)
+        return try await issueToken(uid: uid, appID: appID, on: database, client: client)
     }
 
-    private func recordFailedLogin(uid: String, now: Int64) async throws -> Never {
-        let rows = try await database.query(
-            "UPDATE users SET failed_logins = failed_logins + 1 WHERE uid = $1 RETURNING failed_logins",
-            .text(uid)
-        )
-        let failures = try rows.first?.int("failed_logins") ?? 1
-        if failures >= policy.lockAfterFailures {
-            try await database.query(
-                "UPDATE users SET failed_logins = 0, locked_until = $2 WHERE uid = $1",
-                .text(uid), .int(now + policy.lockDuration)
-            )
-            logger.notice("account locked after failed logins", metadata: ["uid": "\(uid)", "failures": "\(failures)"])
-            throw CloudAPIError.requestThrottled(detail: "too many failed logins; the account is locked", retryAfter: policy.lockDuration)
+    private func recordFailedLogin(uid: String, sourceKey: String, accountKey: String) async throws -> Never {
+        let bySource = try await limiter.consume(sourceKey, abuse.loginFailuresPerAccountAndSource)
+        let byAccount = try await limiter.consume(accountKey, abuse.loginFailuresPerAccount)
+        if bySource.count >= abuse.loginFailuresPerAccountAndSource.count || byAccount.count >= abuse.loginFailuresPerAccount.count {
+            logger.notice("logins locked after failed attempts", metadata: [
+                "uid": "\(uid)", "from this source": "\(bySource.count)", "from all sources": "\(byAccount.count)",
+            ])
+            let window = max(abuse.loginFailuresPerAccountAndSource.window, abuse.loginFailuresPerAccount.window)
+            throw CloudAPIError.requestThrottled(detail: "too many failed logins; locked for a while", retryAfter: window)
         }
-        if failures > policy.slowAfterFailures {
-            let delay = min(policy.maximumDelay, Double(failures - policy.slowAfterFailures) * policy.delayPerFailure)
+        if bySource.count > policy.slowAfterFailures {
+            let delay = min(policy.maximumDelay, Double(bySource.count - policy.slowAfterFailures) * policy.delayPerFailure)
             try await Task.sleep(for: .seconds(delay))
         }
         throw CloudAPIError.usernamePasswordError()
-    }
-
-    /// Ends every session of a user (on a password change or reset).
-    func revokeTokens(uid: String, on executor: any SQLExecutor) async throws {
-        try await executor.query("DELETE FROM user_tokens WHERE uid = $1", .text(uid))
     }
 }

@@ -15,4 +15,8 @@ public struct UserSession: Sendable, Equatable {
 public struct AuthenticatedUser: Sendable, Equatable {
     public var uid: String
     public var appID: String
+    /// The SHA-256 of the token it came with: what logout, refresh and re-checks act on.
+    var tokenHash: String
+    /// When that token ends (Unix seconds).
+    var expiresAt: Int64
 }

@@ -45,7 +45,12 @@ public struct Administration: Sendable {
     /// Imports a product model, Gizwits data-point JSON or Aliyun TSL, validated on import
     /// (a model that fails is refused with the data point and the rule it breaks). The model is
     /// kept in the format it came in.
-    public func createProduct(name: String, modelFile: [UInt8], format: ModelFormat, sharingEnabled: Bool = false) async throws -> CreatedProduct {
+    ///
+    /// `unsignedRegistration` accepts GAgent's unsigned `POST /dev/devices` form for new
+    /// devices of this product (firmware that cannot sign); leave it off otherwise.
+    public func createProduct(
+        name: String, modelFile: [UInt8], format: ModelFormat, sharingEnabled: Bool = false, unsignedRegistration: Bool = false
+    ) async throws -> CreatedProduct {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { throw CloudAPIError.formInvalid(detail: "the product needs a name") }
         let product = CreatedProduct(productKey: Secrets.hex(bytes: 16), productSecret: Secrets.hex(bytes: 16))
@@ -54,11 +59,11 @@ public struct Administration: Sendable {
         model.name = trimmed
         try await database.query(
             """
-            INSERT INTO products (product_key, name, secret, model_format, model_json, sharing_enabled, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            INSERT INTO products (product_key, name, secret, model_format, model_json, sharing_enabled, unsigned_registration, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
             """,
             .text(product.productKey), .text(trimmed), .text(product.productSecret), .text(format.rawValue),
-            .text(try format.serialize(model)), .bool(sharingEnabled), .int(Clock.unixNow())
+            .text(try format.serialize(model)), .bool(sharingEnabled), .bool(unsignedRegistration), .int(Clock.unixNow())
         )
         return product
     }
@@ -114,8 +119,23 @@ public struct Administration: Sendable {
             )
         } catch {
             guard error.kind == .uniqueViolation else { throw error }
-            throw CloudAPIError(code: 9001, message: "mac already registered", detail: "this product already has a device with this name or MAC")
+            throw CloudAPIError.macAlreadyRegistered(detail: "this product already has a device with this name or MAC")
         }
         return device
+    }
+
+    /// Disables an account (its sessions end and it logs in nowhere) or enables it again.
+    /// `bus` tells the running nodes at once; without one (SQLite, a separate process) they
+    /// notice within a minute, when live sessions re-check their tokens.
+    public func setUserDisabled(uid: String, _ disabled: Bool, bus: (any ClusterBus)? = nil) async throws {
+        let updated = try await database.transaction { transaction in
+            let rows = try await transaction.query(
+                "UPDATE users SET is_disabled = $2, updated_at = $3 WHERE uid = $1 RETURNING uid", .text(uid), .bool(disabled), .int(Clock.unixNow())
+            )
+            if disabled, !rows.isEmpty { try await transaction.query("DELETE FROM user_tokens WHERE uid = $1", .text(uid)) }
+            return !rows.isEmpty
+        }
+        guard updated else { throw CloudAPIError.userNotExist(detail: "no user has this uid") }
+        await bus?.publish(.credentialsChanged(uid: uid))
     }
 }

@@ -42,7 +42,8 @@ public struct CommandLedger: Sendable {
     func move(_ id: Int64, did: String? = nil, from: Set<CommandState>, to state: CommandState, code: Int? = nil, message: String? = nil, body: JSONValue? = nil) async throws(StorageError) -> CommandRecord? {
         let now = Clock.unixMilliseconds()
         let allowed = from.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
-        let sent = state == .sent ? ", sent_ms = $2" : ""
+        // A command sent again keeps the time it was first sent: its answer deadline stays.
+        let sent = state == .sent ? ", sent_ms = COALESCE(sent_ms, $2)" : ""
         return try await database.first(
             """
             UPDATE commands SET state = $3, updated_ms = $2, code = COALESCE($4, code), message = COALESCE($5, message),
@@ -54,12 +55,31 @@ public struct CommandLedger: Sendable {
         ).map { row throws(StorageError) in try CommandRecord(row: row) }
     }
 
-    /// Commands waiting for a device to come back, oldest first, whose time-to-live has not
-    /// passed.
-    func queued(did: String, now: Int64) async throws(StorageError) -> [CommandRecord] {
+    /// What to send a device that (re)connects, oldest first: commands queued for it whose
+    /// time-to-live has not passed, commands accepted and never sent (the cloud stopped before
+    /// it sent them), and data-point writes sent without an answer (the device or the cloud
+    /// went away before it answered; writing the same values again does no harm), each before
+    /// its answer deadline. Service calls and raw bytes already sent are not sent twice.
+    func resumable(did: String, now: Int64, answerTimeoutMs: Int64) async throws(StorageError) -> [CommandRecord] {
         try await database.query(
-            "SELECT \(CommandRecord.columns) FROM commands WHERE did = $1 AND state = 'queued' AND queue_until_ms > $2 ORDER BY id",
-            .text(did), .int(now)
+            """
+            SELECT \(CommandRecord.columns) FROM commands WHERE did = $1 AND (
+                (state = 'queued' AND queue_until_ms > $2)
+                OR (state = 'accepted' AND created_ms > $3)
+                OR (state = 'sent' AND kind = 'attrs' AND sent_ms > $3))
+            ORDER BY id
+            """,
+            .text(did), .int(now), .int(now - answerTimeoutMs)
+        ).map { row throws(StorageError) in try CommandRecord(row: row) }
+    }
+
+    /// Commands accepted and not yet sent, before their answer deadline, of every device: a
+    /// node that starts asks for their delivery, in case the node that accepted them stopped
+    /// before it did.
+    func unsent(now: Int64, answerTimeoutMs: Int64) async throws(StorageError) -> [CommandRecord] {
+        try await database.query(
+            "SELECT \(CommandRecord.columns) FROM commands WHERE state = 'accepted' AND created_ms > $1 ORDER BY id",
+            .int(now - answerTimeoutMs)
         ).map { row throws(StorageError) in try CommandRecord(row: row) }
     }
 

@@ -1,3 +1,4 @@
+import TetherAlink
 import TetherCore
 
 /// Controls from apps, over REST or the WebSocket: checked against the binding and the
@@ -50,7 +51,7 @@ public struct ControlService: Sendable {
             do {
                 body = .object(model.appJSON(try model.appWrite(attrs)))
             } catch {
-                throw CloudAPIError.attrInvalid(detail: error.message)
+                throw CloudAPIError.attrInvalid(detail: Self.naming(error))
             }
             kind = .attrs
         case .raw(let bytes):
@@ -58,12 +59,25 @@ public struct ControlService: Sendable {
             kind = .raw
             body = ["raw": .string(bytes.tetherHex)]
         case .service(let identifier, let params):
-            guard model.services.contains(where: { $0.identifier == identifier && $0.identifier != "set" && $0.identifier != "get" }) else {
+            guard let service = model.services.first(where: { $0.identifier == identifier && $0.identifier != "set" && $0.identifier != "get" }) else {
                 throw CloudAPIError.attrInvalid(detail: "product \(model.productKey) has no service \(identifier)")
             }
-            guard params.objectValue != nil else { throw CloudAPIError.formInvalid(detail: "params must be an object") }
+            guard let object = params.objectValue else { throw CloudAPIError.formInvalid(detail: "params must be an object") }
+            var values: [String: DataValue] = [:]
+            for name in object.keys {
+                let json = object[name]!
+                guard let value = DataValue(json: json) else {
+                    throw CloudAPIError.attrInvalid(detail: "\"\(name)\" cannot be \(json.serialized())")
+                }
+                values[name] = value
+            }
+            do {
+                // Sent to the device as the TSL writes values (bools as 0/1).
+                body = ["identifier": .string(identifier), "params": model.alinkParams(try service.validateCall(values))]
+            } catch {
+                throw CloudAPIError.attrInvalid(detail: Self.naming(error))
+            }
             kind = .service
-            body = ["identifier": .string(identifier), "params": params]
         }
         var queueUntil: Int64?
         if let queueSeconds, queueSeconds != 0 {
@@ -105,5 +119,12 @@ public struct ControlService: Sendable {
 
     func isBound(_ user: AuthenticatedUser, did: String) async throws -> Bool {
         try await database.first("SELECT 1 AS bound FROM bindings WHERE uid = $1 AND did = $2", .text(user.uid), .text(did)) != nil
+    }
+
+    /// A model check's message, led by the data point or parameter it is about when the
+    /// message does not name it already ("Brightness: 120 is outside 0…100").
+    static func naming(_ error: TetherError) -> String {
+        guard let name = error.dataPoint, !error.message.contains("\"\(name)\"") else { return error.message }
+        return "\(name): \(error.message)"
     }
 }

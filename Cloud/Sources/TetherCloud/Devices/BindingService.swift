@@ -11,22 +11,32 @@ public struct BindingService: Sendable {
 
     /// Where binding changes are announced (`s2c_binding_changed`).
     let bus: (any ClusterBus)?
+    let limiter: RateLimiter
+    let policy: AbusePolicy
 
-    public init(database: any SQLDatabase, endpoint: M2MEndpoint, bus: (any ClusterBus)? = nil) {
+    public init(database: any SQLDatabase, endpoint: M2MEndpoint, bus: (any ClusterBus)? = nil, policy: AbusePolicy = AbusePolicy()) {
         self.database = database
         self.endpoint = endpoint
         self.bus = bus
+        self.limiter = RateLimiter(database: database)
+        self.policy = policy
     }
 
     // MARK: Binding
 
     /// `POST /app/bindings {devices: [{did, passcode, remark?, dev_alias?}]}`: binds each device
     /// whose passcode is right; a wrong passcode binds nothing and lands in `failed`.
+    ///
+    /// Wrong passcodes are counted per user and per device (``AbusePolicy``): past either limit
+    /// the remaining entries are not checked (they fail), and a request that bound nothing
+    /// because of it is answered 9041, so a hundred guesses in one request get a few answers.
     func bind(_ user: AuthenticatedUser, form: RequestForm) async throws -> JSONValue {
         let requests = try form.objects("devices")
         guard !requests.isEmpty, requests.count <= 100 else {
             throw CloudAPIError.formInvalid(detail: "devices must hold 1 to 100 entries")
         }
+        let userKey = "bind:user:\(user.uid)"
+        var throttled = RateLimiter.Decision.allowed
         var success: [JSONValue] = []
         var failed: [JSONValue] = []
         for request in requests {
@@ -34,6 +44,15 @@ public struct BindingService: Sendable {
             let passcode = try request.string("passcode")
             let remark = try request.optionalString("remark")
             let alias = try request.optionalString("dev_alias")
+            try Validation.displayText(remark, field: "remark")
+            try Validation.displayText(alias, field: "dev_alias")
+            let deviceKey = "bind:device:\(did)"
+            if throttled.isAllowed { throttled = try await limiter.check(userKey, policy.bindFailuresPerUser) }
+            if throttled.isAllowed { throttled = try await limiter.check(deviceKey, policy.bindFailuresPerDevice) }
+            guard throttled.isAllowed else {
+                failed.append(.string(did))
+                continue
+            }
             do {
                 try await database.transaction { transaction in
                     guard let device = try await lockDevice(did, on: transaction),
@@ -45,10 +64,14 @@ public struct BindingService: Sendable {
                 }
                 success.append(.string(did))
                 await bus?.publish(.binding(uid: user.uid, did: did, bound: true))
-            } catch is CloudAPIError {
+            } catch let error as CloudAPIError {
                 failed.append(.string(did))
+                guard error.code == CloudAPIError.didPasscodeInvalid().code else { continue }
+                _ = try await limiter.consume(userKey, policy.bindFailuresPerUser)
+                _ = try await limiter.consume(deviceKey, policy.bindFailuresPerDevice)
             }
         }
+        if success.isEmpty { try throttled.require("too many wrong passcodes; try again later") }
         return .object(["success": .array(success), "failed": .array(failed)])
     }
 
@@ -65,6 +88,8 @@ public struct BindingService: Sendable {
         let mac = try Validation.mac(try form.string("mac"))
         let remark = try form.optionalString("remark")
         let alias = try form.optionalString("dev_alias")
+        try Validation.displayText(remark, field: "remark")
+        try Validation.displayText(alias, field: "dev_alias")
         let setOwner = try form.optionalInt("set_owner") == 1
         guard let product = try await ProductRecord.find(productKey, in: database) else {
             throw CloudAPIError.productKeyInvalid()
@@ -178,10 +203,10 @@ public struct BindingService: Sendable {
         guard remark != nil || alias != nil || labels != nil else {
             throw CloudAPIError.formInvalid(detail: "expected at least one of remark, dev_alias, dev_label")
         }
-        for text in [remark, alias].compactMap({ $0 }) where text.count > 256 {
-            throw CloudAPIError.formInvalid(detail: "remark and dev_alias have at most 256 characters")
-        }
+        try Validation.displayText(remark, field: "remark")
+        try Validation.displayText(alias, field: "dev_alias")
         guard (labels?.count ?? 0) <= 32 else { throw CloudAPIError.formInvalid(detail: "at most 32 labels") }
+        for label in labels ?? [] { try Validation.displayText(label, field: "dev_label", maximum: 64) }
         return try await database.transaction { transaction in
             guard try await transaction.first("SELECT role FROM bindings WHERE uid = $1 AND did = $2", .text(user.uid), .text(did)) != nil else {
                 throw CloudAPIError.deviceNotBound()

@@ -7,6 +7,8 @@ public struct ProductRecord: Sendable, Equatable {
     public var secret: String
     public var model: ThingModel
     public var sharingEnabled: Bool
+    /// GAgent's unsigned registration form is accepted for this product (new devices only).
+    public var unsignedRegistration: Bool
     public var createdAt: Int64
 
     init(row: SQLRow) throws(StorageError) {
@@ -20,6 +22,7 @@ public struct ProductRecord: Sendable, Equatable {
             throw StorageError(.unexpectedValue, "the stored model of product \(productKey) does not load: \(error)")
         }
         sharingEnabled = try row.bool("sharing_enabled")
+        unsignedRegistration = try row.bool("unsigned_registration")
         createdAt = try row.int("created_at")
     }
 

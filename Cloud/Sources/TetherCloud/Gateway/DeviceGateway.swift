@@ -83,6 +83,7 @@ public final class DeviceGateway: Service, Sendable {
         }
         defer { observation.cancel() }
         let events = bus.events()
+        try await resumeUnsentCommands()
         let announcement = Task { [broker, logger, nodeID] in
             guard let addresses = try? await broker.addresses() else { return }
             logger.notice("device gateway listening", metadata: ["addresses": "\(addresses.map { "\($0)" }.joined(separator: ", "))", "node": "\(nodeID)"])
@@ -156,7 +157,7 @@ public final class DeviceGateway: Service, Sendable {
         try await history.log(did: did, kind: .online, atMs: change.atMs, ip: change.remoteAddress)
         await bus.publish(.presence(did: did, online: true, node: nodeID, atMs: change.atMs))
         logger.debug("device online", metadata: ["did": "\(did)", "remote": "\(change.remoteAddress)"])
-        for command in try await ledger.queued(did: did, now: Clock.unixMilliseconds()) {
+        for command in try await ledger.resumable(did: did, now: Clock.unixMilliseconds(), answerTimeoutMs: configuration.answerTimeoutSeconds * 1000) {
             try await send(command)
         }
     }
@@ -233,7 +234,8 @@ public final class DeviceGateway: Service, Sendable {
             let bytes = [UInt8](tetherHex: command.body["raw"]?.stringValue ?? "") ?? []
             message = MQTTMessage(topic: AlinkDeviceTopic(device: identity, topic: .downRaw).name, payload: ByteBuffer(bytes: bytes), qos: .atLeastOnce)
         }
-        guard let sent = try await ledger.move(command.id, from: [.accepted, .queued], to: .sent) else { return }
+        let from: Set<CommandState> = command.kind == .attrs ? [.accepted, .queued, .sent] : [.accepted, .queued]
+        guard let sent = try await ledger.move(command.id, from: from, to: .sent) else { return }
         if command.kind == .attrs { _ = awaitingApplication.withLock { $0.insert(command.did) } }
         guard broker.send(message, toClientID: device.clientID) else {
             if let failed = try await ledger.move(command.id, from: [.sent], to: .failed, message: "the device disconnected before the command was sent") {
@@ -246,6 +248,15 @@ public final class DeviceGateway: Service, Sendable {
     }
 
     // MARK: Housekeeping
+
+    /// Commands another node (or this one, before a crash) accepted and never sent: whichever
+    /// node holds their device sends them now. A device that connects later gets them then.
+    private func resumeUnsentCommands() async throws {
+        let unsent = try await ledger.unsent(now: Clock.unixMilliseconds(), answerTimeoutMs: configuration.answerTimeoutSeconds * 1000)
+        guard !unsent.isEmpty else { return }
+        logger.notice("resuming commands accepted and not sent", metadata: ["count": "\(unsent.count)"])
+        await bus.publish(unsent.map { .deliver(commandID: $0.id, did: $0.did) })
+    }
 
     private func heartbeat() async throws {
         try await database.query(

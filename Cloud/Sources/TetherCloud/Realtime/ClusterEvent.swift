@@ -18,8 +18,11 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     case command(CommandUpdate)
     /// A user bound or unbound a device.
     case binding(uid: String, did: String, bound: Bool)
+    /// A user's sessions changed (logout, refresh, password change, revoked session, account
+    /// disabled): live sessions of that user check their token again.
+    case credentialsChanged(uid: String)
 
-    /// The device the event is about.
+    /// The device the event is about; empty for an event about no device.
     public var did: String {
         switch self {
         case .status(let did, _, _), .event(let did, _, _, _, _), .raw(let did, _, _), .presence(let did, _, _, _),
@@ -27,6 +30,8 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
             return did
         case .command(let update):
             return update.did
+        case .credentialsChanged:
+            return ""
         }
     }
 }

@@ -8,8 +8,10 @@ import TetherCore
 /// ordered outbound stream.
 final class M2MSession: Sendable {
     struct State {
-        var uid: String?
-        var appID: String?
+        /// Who logged in, with the token's hash and expiry; nil before `login_req`.
+        var user: AuthenticatedUser?
+        /// Set when the session must end: its token was revoked or expired.
+        var endReason: String?
         var rawOnly = false
         var heartbeatSeconds: Int64 = 180
         var subscribed: Set<String> = []
@@ -18,9 +20,16 @@ final class M2MSession: Sendable {
         var pending: [Int64: (reqSN: JSONValue, attrs: JSONValue, acknowledged: Bool)] = [:]
     }
 
+    /// What goes out on the WebSocket: frames, then possibly a close that ends the session.
+    enum Output: Sendable {
+        case frame(JSONValue)
+        /// Close the connection with a policy-violation close frame and this reason.
+        case close(reason: String)
+    }
+
     private let state = Mutex(State())
-    private let outbound: AsyncStream<JSONValue>.Continuation
-    let frames: AsyncStream<JSONValue>
+    private let outbound: AsyncStream<Output>.Continuation
+    let output: AsyncStream<Output>
     private let accounts: AccountService
     private let control: ControlService
     private let history: DeviceHistory
@@ -29,7 +38,7 @@ final class M2MSession: Sendable {
 
     init(accounts: AccountService, control: ControlService, history: DeviceHistory, hub: RealtimeHub, logger: Logger) {
         // A client that does not read its socket loses the oldest pushes, never the server's memory.
-        (frames, outbound) = AsyncStream.makeStream(of: JSONValue.self, bufferingPolicy: .bufferingNewest(10_000))
+        (output, outbound) = AsyncStream.makeStream(of: Output.self, bufferingPolicy: .bufferingNewest(10_000))
         self.accounts = accounts
         self.control = control
         self.history = history
@@ -37,7 +46,8 @@ final class M2MSession: Sendable {
         self.logger = logger
     }
 
-    var uid: String? { state.withLock { $0.uid } }
+    var uid: String? { state.withLock { $0.user?.uid } }
+    var isLoggedIn: Bool { state.withLock { $0.user != nil } }
     var heartbeatSeconds: Int64 { state.withLock { $0.heartbeatSeconds } }
 
     func isSubscribed(_ did: String) -> Bool {
@@ -53,9 +63,53 @@ final class M2MSession: Sendable {
 
     func unsubscribe(_ did: String) { _ = state.withLock { $0.subscribed.remove(did) } }
 
-    func send(_ frame: JSONValue) { outbound.yield(frame) }
+    func send(_ frame: JSONValue) {
+        guard state.withLock({ $0.endReason == nil }) else { return }
+        outbound.yield(.frame(frame))
+    }
 
     func finish() { outbound.finish() }
+
+    // MARK: Revocation
+
+    /// Checks the session's token again (its user's credentials changed, or a minute passed):
+    /// a revoked token, or a disabled account, ends the session; a shortened one (refreshed)
+    /// ends it when it expires.
+    func revalidate() async {
+        guard let user = state.withLock({ $0.user }) else { return }
+        do {
+            guard let expiresAt = try await accounts.currentExpiry(of: user) else {
+                end(reason: "the session was revoked; log in again")
+                return
+            }
+            state.withLock { $0.user?.expiresAt = expiresAt }
+        } catch {
+            // A database that does not answer says nothing about the token: check again later.
+            logger.warning("M2M session could not re-check its token", metadata: ["error": "\(error)"])
+        }
+        endIfExpired()
+    }
+
+    /// Ends the session if its token has expired.
+    func endIfExpired(now: Int64 = Clock.unixNow()) {
+        guard let expiresAt = state.withLock({ $0.user?.expiresAt }), expiresAt <= now else { return }
+        end(reason: "the token expired; log in again")
+    }
+
+    /// Tells the app why, then closes: nothing is sent or handled for this session afterwards.
+    func end(reason: String) {
+        let first = state.withLock { state -> Bool in
+            guard state.endReason == nil else { return false }
+            state.endReason = reason
+            state.subscribed = []
+            state.pending = [:]
+            return true
+        }
+        guard first else { return }
+        outbound.yield(.frame(["cmd": "s2c_invalid_msg", "data": ["error_code": 9004, "msg": .string(reason)]]))
+        outbound.yield(.close(reason: reason))
+        outbound.finish()
+    }
 
     /// The ledger moved one of this session's commands: `s2c_ack` when the device accepted it,
     /// `s2c_noti` with `res_sn` when a report shows it applied, `s2c_invalid_msg` with `res_sn`
@@ -107,7 +161,8 @@ final class M2MSession: Sendable {
             await login(data)
             return
         }
-        guard let user = state.withLock({ state in state.uid.flatMap { uid in state.appID.map { AuthenticatedUser(uid: uid, appID: $0) } } }) else {
+        guard state.withLock({ $0.endReason == nil }) else { return }
+        guard let user = state.withLock({ $0.user }) else {
             invalid(9004, "log in first (login_req)")
             return
         }
@@ -140,8 +195,7 @@ final class M2MSession: Sendable {
             default: 180
             }
             state.withLock { state in
-                state.uid = uid
-                state.appID = appID
+                state.user = user
                 state.rawOnly = data["p0_type"]?.stringValue == "custom"
                 state.heartbeatSeconds = heartbeat
             }

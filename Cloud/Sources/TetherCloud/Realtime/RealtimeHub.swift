@@ -48,6 +48,8 @@ final class RealtimeHub: Sendable {
                 let frame: JSONValue = ["cmd": "s2c_binding_changed", "data": ["did": .string(did), "bind": .bool(bound)]]
                 for session in targets where session.uid == uid { session.send(frame) }
                 if !bound { for session in targets where session.uid == uid { session.unsubscribe(did) } }
+            case .credentialsChanged(let uid):
+                for session in targets where session.uid == uid { await session.revalidate() }
             case .deliver:
                 break
             }

@@ -11,8 +11,18 @@ public struct CloudConfiguration: Sendable {
     /// server's address, with the WebSocket port being the HTTP port.
     public var m2m: M2MEndpoint?
     public var accounts = AccountPolicy()
+    /// Rate limits of registrations, passcode guesses and password guesses.
+    public var abuse = AbusePolicy()
+    /// Reverse proxies (their IP addresses) whose `X-Forwarded-For` names the client; every
+    /// other peer is the client itself.
+    public var trustedProxies: Set<String> = []
     /// Send e-mail through this SMTP server; without it, e-mail waits in the outbox like SMS.
     public var smtp: SMTPConfiguration?
+    /// Where `GET /metrics` (Prometheus) listens, apart from the API; nil serves no metrics.
+    /// `tether-cloud serve` listens on 127.0.0.1:9464 unless told otherwise (`--metrics-bind`).
+    public var metricsAddress: (host: String, port: Int)?
+    /// The HTTP server's limits against slow and greedy clients.
+    public var http = HTTPLimits()
     /// The MQTT gateway devices connect to; nil runs the HTTP API alone.
     public var gateway: GatewayConfiguration? = GatewayConfiguration()
 

@@ -12,6 +12,8 @@ public struct CloudNode: Sendable {
     public let bus: any ClusterBus
     /// Nil when `configuration.gateway` is nil.
     public let gateway: DeviceGateway?
+    /// Nil when `configuration.metricsAddress` is nil.
+    public let metricsListener: MetricsListener?
     let accounts: AccountService
     let hub: RealtimeHub
     let control: ControlService
@@ -48,6 +50,8 @@ public struct CloudNode: Sendable {
             policy: configuration.accounts,
             publicURL: configuration.resolvedPublicURL,
             tokenVerifier: ThirdPartyTokenVerifier(logger: logger),
+            abuse: configuration.abuse,
+            bus: bus,
             logger: logger
         )
         catalogue = DeviceCatalogue(database: database)
@@ -57,6 +61,7 @@ public struct CloudNode: Sendable {
             database: database, bus: bus, catalogue: catalogue,
             maximumQueueSeconds: configuration.gateway?.maximumQueueSeconds ?? GatewayConfiguration().maximumQueueSeconds, metrics: metrics
         )
+        metricsListener = configuration.metricsAddress.map { MetricsListener(host: $0.host, port: $0.port, metrics: metrics, logger: logger) }
         gateway = configuration.gateway.map { gateway in
             DeviceGateway(configuration: gateway, bindAddress: configuration.bindAddress, database: database, bus: bus, metrics: metrics, logger: logger)
         }
@@ -66,29 +71,34 @@ public struct CloudNode: Sendable {
     /// services (bus, hub, gateway) running beside the HTTP server.
     public func makeApplication(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol {
         let endpoint = configuration.resolvedM2M
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: CloudRequestContext.self)
+        let sources = ClientSourceResolver(trustedProxies: configuration.trustedProxies)
+        router.add(middleware: SecurityHeadersMiddleware(strictTransport: configuration.resolvedPublicURL.hasPrefix("https://")))
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: MetricsMiddleware())
         let catalogue = OperationCatalogue()
         let documented = DocumentedRouter(router: router, catalogue: catalogue)
-        AccountRoutes(accounts: accounts, metrics: metrics).register(on: documented)
+        AccountRoutes(accounts: accounts, metrics: metrics, sources: sources).register(on: documented)
         DeviceRoutes(
             accounts: accounts,
-            registry: DeviceRegistry(database: database, endpoint: endpoint),
-            bindings: BindingService(database: database, endpoint: endpoint, bus: bus)
+            registry: DeviceRegistry(database: database, endpoint: endpoint, policy: configuration.abuse),
+            bindings: BindingService(database: database, endpoint: endpoint, bus: bus, policy: configuration.abuse),
+            sources: sources
         ).register(on: documented)
         ControlRoutes(accounts: accounts, control: control, history: history).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
         var services: [any Service] = [bus, HubService(hub: hub)]
         if let gateway { services.append(gateway) }
+        if let metricsListener { services.append(metricsListener) }
         let accounts = self.accounts, control = self.control, history = self.history, hub = self.hub, logger = self.logger
+        let loginTimeout = configuration.http.webSocketLoginTimeout
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade { request, _, _ in
+            server: .guardedHTTP1WebSocketUpgrade(limits: configuration.http, exempt: configuration.trustedProxies) { request, _, _ in
                 guard request.path?.split(separator: "?").first.map(String.init) == M2MWebSocket.path else { return .dontUpgrade }
                 return .upgrade([:]) { inbound, outbound, _ in
                     let session = M2MSession(accounts: accounts, control: control, history: history, hub: hub, logger: logger)
-                    await M2MWebSocket.serve(session, hub: hub, inbound: inbound, outbound: outbound, logger: logger)
+                    await M2MWebSocket.serve(session, hub: hub, loginTimeout: loginTimeout, inbound: inbound, outbound: outbound, logger: logger)
                 }
             },
             configuration: .init(address: .hostname(configuration.bindAddress, port: configuration.httpPort), serverName: "tether-cloud"),

@@ -45,10 +45,11 @@ struct CloudHarness: Sendable {
         _ engine: TestEngine,
         policy: AccountPolicy = testPolicy,
         gateway: GatewayConfiguration? = nil,
+        configure: @Sendable (inout CloudConfiguration) -> Void = { _ in },
         _ body: @Sendable (CloudHarness) async throws -> Result
     ) async throws -> Result {
         try await engine.withDatabase { database in
-            try await serve(database: database, policy: policy, gateway: gateway, body)
+            try await serve(database: database, policy: policy, gateway: gateway, configure: configure, body)
         }
     }
 
@@ -58,6 +59,7 @@ struct CloudHarness: Sendable {
         gateway: GatewayConfiguration? = nil,
         bus: (any ClusterBus)? = nil,
         app existingApp: Administration.CreatedApp? = nil,
+        configure: @Sendable (inout CloudConfiguration) -> Void = { _ in },
         _ body: @Sendable (CloudHarness) async throws -> Result
     ) async throws -> Result {
         let admin = Administration(database: database)
@@ -66,6 +68,7 @@ struct CloudHarness: Sendable {
         configuration.httpPort = 0
         configuration.accounts = policy
         configuration.gateway = gateway
+        configure(&configuration)
         let node = CloudNode(configuration: configuration, database: database, bus: bus, logger: TestEngine.logger)
         let application = node.makeApplication()
         return try await application.test(.live) { client in

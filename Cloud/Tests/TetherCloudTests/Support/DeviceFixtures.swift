@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
+import TetherAlink
 import TetherCore
 @testable import TetherCloud
 
@@ -33,16 +34,20 @@ enum DeviceFixtures {
     static func register(_ cloud: CloudHarness, product: Administration.CreatedProduct, mac: String? = nil) async throws -> Registered {
         let mac = mac ?? Secrets.hex(bytes: 6)
         let passcode = Secrets.passcode()
-        var headers = HTTPFields()
+        let form = try #require(DeviceRegistrationForm(productKey: product.productKey, mac: mac, passcode: passcode, timestamp: Clock.unixNow()))
+        let response = try await postRegistration(cloud, form.signed(with: product.productSecret).formEncoded)
+        #expect(response.status == .created, "\(response.text)")
+        let answer = try #require(DeviceRegistrationAnswer(formEncoded: response.text), "\(response.text)")
+        #expect(answer.passcode == passcode)
+        return Registered(did: answer.did, passcode: passcode, mac: mac, productKey: product.productKey, productSecret: product.productSecret)
+    }
+
+    /// `POST /dev/devices` with a form body, as GAgent sends it.
+    static func postRegistration(_ cloud: CloudHarness, _ body: String, headers extra: HTTPFields = [:]) async throws -> APIResponse {
+        var headers = extra
         headers[.contentType] = "application/x-www-form-urlencoded"
-        let response = try await cloud.client.execute(
-            uri: "/dev/devices", method: .post, headers: headers,
-            body: ByteBuffer(string: "passcode=\(passcode)&mac=\(mac)&product_key=\(product.productKey)")
-        )
-        let text = String(buffer: response.body)
-        #expect(response.status == .created, "\(text)")
-        #expect(text.hasPrefix("did="))
-        return Registered(did: String(text.dropFirst(4)), passcode: passcode, mac: mac, productKey: product.productKey, productSecret: product.productSecret)
+        let response = try await cloud.client.execute(uri: "/dev/devices", method: .post, headers: headers, body: ByteBuffer(string: body))
+        return APIResponse(status: response.status, headers: response.headers, text: String(buffer: response.body))
     }
 
     static func bind(_ cloud: CloudHarness, _ device: Registered, token: String, passcode: String? = nil) async throws -> APIResponse {

@@ -105,6 +105,7 @@ enum GatewayFixtures {
 final class M2MTestClient: Sendable {
     private let outbound: WebSocketOutboundWriter
     private let received = Mutex<[JSONValue]>([])
+    private let ended = Mutex(false)
 
     init(outbound: WebSocketOutboundWriter) { self.outbound = outbound }
 
@@ -134,6 +135,13 @@ final class M2MTestClient: Sendable {
         try await nextFrame(timeout: timeout, cmd) { $0["cmd"] == .string(cmd) && matches($0) }
     }
 
+    /// Waits until the server closes the connection; a failure after `timeout`.
+    func waitUntilClosed(timeout: Duration = .seconds(5)) async throws {
+        try await GatewayFixtures.waitUntil(timeout: timeout, "the server closes the WebSocket") { ended.withLock { $0 } }
+    }
+
+    var isClosed: Bool { ended.withLock { $0 } }
+
     /// Frames of `cmd` received so far and not taken.
     func pending(_ cmd: String) -> [JSONValue] { received.withLock { $0.filter { $0["cmd"] == .string(cmd) } } }
 
@@ -162,9 +170,12 @@ final class M2MTestClient: Sendable {
                     }
                     try? await outbound.close(.normalClosure, reason: nil)
                 }
-                for try await message in inbound.messages(maxSize: 1 << 20) {
-                    if case .text(let text) = message, let frame = try? JSONValue.parse(text) { client.append(frame) }
-                }
+                do {
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        if case .text(let text) = message, let frame = try? JSONValue.parse(text) { client.append(frame) }
+                    }
+                } catch {}
+                client.ended.withLock { $0 = true }
                 try await group.waitForAll()
             }
         }

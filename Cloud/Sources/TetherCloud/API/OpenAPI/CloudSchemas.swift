@@ -13,6 +13,10 @@ enum CloudSchemas {
             "token": JSONSchema.string,
             "expire_at": JSONSchema.integer,
         ], required: ["uid", "token", "expire_at"]),
+        "SessionInfo": JSONSchema.object([
+            "id": JSONSchema.string, "appid": JSONSchema.string, "created_at": JSONSchema.integer, "expire_at": JSONSchema.integer,
+            "last_used_at": JSONSchema.integer, "source": JSONSchema.string, "user_agent": JSONSchema.string, "current": JSONSchema.boolean,
+        ], required: ["id", "appid", "created_at", "expire_at", "last_used_at", "source", "user_agent", "current"]),
         "User": JSONSchema.object([
             "uid": JSONSchema.string, "username": JSONSchema.string, "phone": JSONSchema.string, "email": JSONSchema.string,
             "name": JSONSchema.string, "gender": ["type": "string", "enum": ["M", "F", "N"]], "birthday": JSONSchema.string,

@@ -1,0 +1,152 @@
+import TetherCore
+
+/// Users' sessions: the tokens that log them in, what checks them, and everything that ends
+/// them. Every revocation is announced on the cluster bus (``ClusterEvent/credentialsChanged(uid:)``),
+/// so that each node re-checks the live WebSocket sessions of that user at once.
+extension AccountService {
+    /// Issues a token; a disabled account gets none (9026).
+    func issueToken(uid: String, appID: String, on executor: any SQLExecutor, client: SessionClient = SessionClient()) async throws -> UserSession {
+        let token = Secrets.hex(bytes: 16)
+        let now = Clock.unixNow()
+        let expireAt = now + policy.tokenLifetime
+        let inserted = try await executor.first(
+            """
+            INSERT INTO user_tokens (token_hash, uid, app_id, expires_at, created_at, source, user_agent, last_used_at)
+            SELECT $1, uid, $3, $4, $5, $6, $7, $5 FROM users WHERE uid = $2 AND is_disabled = 0
+            RETURNING uid
+            """,
+            .text(Secrets.sha256(token)), .text(uid), .text(appID), .int(expireAt), .int(now),
+            .text(client.source.key), .text(String(client.userAgent.prefix(200)))
+        )
+        guard inserted != nil else { throw CloudAPIError.userInvalid(detail: "this account is disabled") }
+        return UserSession(uid: uid, token: token, expireAt: expireAt)
+    }
+
+    /// The user whose token `X-Gizwits-User-token` carries: 9004 for an unknown or revoked token
+    /// (or one of another app, or of a disabled account), 9006 for an expired one.
+    public func authenticate(appID: String, token: String?) async throws -> AuthenticatedUser {
+        guard let token, !token.isEmpty else { throw CloudAPIError.tokenInvalid(detail: "X-Gizwits-User-token is required") }
+        let hash = Secrets.sha256(token)
+        guard let row = try await database.first(
+            """
+            SELECT t.uid, t.expires_at, t.last_used_at FROM user_tokens t JOIN users u ON u.uid = t.uid
+            WHERE t.token_hash = $1 AND t.app_id = $2 AND u.is_disabled = 0
+            """,
+            .text(hash), .text(appID)
+        ) else {
+            throw CloudAPIError.tokenInvalid()
+        }
+        let now = Clock.unixNow()
+        let expiresAt = try row.int("expires_at")
+        guard expiresAt > now else { throw CloudAPIError.tokenExpired() }
+        // Written at most once a minute per session: a list of sessions needs no more.
+        if try row.int("last_used_at") < now - 60 {
+            try await database.query("UPDATE user_tokens SET last_used_at = $2 WHERE token_hash = $1", .text(hash), .int(now))
+        }
+        return AuthenticatedUser(uid: try row.text("uid"), appID: appID, tokenHash: hash, expiresAt: expiresAt)
+    }
+
+    /// Whether a session authenticated earlier still stands, and until when: nil once its token
+    /// was revoked or its account disabled.
+    func currentExpiry(of user: AuthenticatedUser) async throws -> Int64? {
+        try await database.first(
+            """
+            SELECT t.expires_at FROM user_tokens t JOIN users u ON u.uid = t.uid
+            WHERE t.token_hash = $1 AND u.is_disabled = 0
+            """,
+            .text(user.tokenHash)
+        )?.int("expires_at")
+    }
+
+    /// `POST /app/token/refresh`: a new token; the one it replaces ends after the policy's
+    /// `refreshGrace`.
+    func refresh(_ user: AuthenticatedUser, client: SessionClient) async throws -> UserSession {
+        let session = try await database.transaction { transaction in
+            try await transaction.query(
+                "UPDATE user_tokens SET expires_at = $2 WHERE token_hash = $1 AND expires_at > $2",
+                .text(user.tokenHash), .int(Clock.unixNow() + policy.refreshGrace)
+            )
+            return try await issueToken(uid: user.uid, appID: user.appID, on: transaction, client: client)
+        }
+        await announce(uid: user.uid)
+        return session
+    }
+
+    /// `POST /app/logout`: ends the caller's session.
+    func logout(_ user: AuthenticatedUser) async throws {
+        try await database.query("DELETE FROM user_tokens WHERE token_hash = $1", .text(user.tokenHash))
+        await announce(uid: user.uid)
+    }
+
+    /// One of a user's sessions, as `GET /app/sessions` lists it.
+    struct SessionInfo: Sendable {
+        /// The first 16 hex digits of the token's SHA-256: names the session without revealing the token.
+        var id: String
+        var appID: String
+        var createdAt: Int64
+        var expiresAt: Int64
+        var lastUsedAt: Int64
+        var source: String
+        var userAgent: String
+        var isCurrent: Bool
+
+        var json: JSONValue {
+            [
+                "id": .string(id), "appid": .string(appID), "created_at": .int(createdAt), "expire_at": .int(expiresAt),
+                "last_used_at": .int(lastUsedAt), "source": .string(source), "user_agent": .string(userAgent), "current": .bool(isCurrent),
+            ]
+        }
+    }
+
+    static func sessionID(tokenHash: String) -> String { String(tokenHash.prefix(16)) }
+
+    /// `GET /app/sessions`: the user's sessions that have not expired, newest first.
+    func sessions(_ user: AuthenticatedUser) async throws -> [SessionInfo] {
+        try await database.query(
+            """
+            SELECT token_hash, app_id, created_at, expires_at, last_used_at, source, user_agent FROM user_tokens
+            WHERE uid = $1 AND expires_at > $2 ORDER BY created_at DESC, token_hash
+            """,
+            .text(user.uid), .int(Clock.unixNow())
+        ).map { row throws(StorageError) in
+            let hash = try row.text("token_hash")
+            return SessionInfo(
+                id: Self.sessionID(tokenHash: hash), appID: try row.text("app_id"), createdAt: try row.int("created_at"),
+                expiresAt: try row.int("expires_at"), lastUsedAt: try row.int("last_used_at"), source: try row.text("source"),
+                userAgent: try row.text("user_agent"), isCurrent: hash == user.tokenHash
+            )
+        }
+    }
+
+    /// `DELETE /app/sessions/{id}`: ends one of the user's sessions (9999 when there is none).
+    func revokeSession(_ user: AuthenticatedUser, id: String) async throws {
+        guard id.count == 16, id.allSatisfy(\.isHexDigit) else { throw CloudAPIError.formInvalid(detail: "a session id is 16 hex digits") }
+        let deleted = try await database.query(
+            "DELETE FROM user_tokens WHERE uid = $1 AND substr(token_hash, 1, 16) = $2 RETURNING uid", .text(user.uid), .text(id.lowercased())
+        )
+        guard !deleted.isEmpty else { throw CloudAPIError.notFound(detail: "no session \(id)") }
+        await announce(uid: user.uid)
+    }
+
+    /// Ends every session of a user (on a password change or reset); the caller announces it
+    /// once the transaction has committed.
+    func revokeTokens(uid: String, on executor: any SQLExecutor) async throws {
+        try await executor.query("DELETE FROM user_tokens WHERE uid = $1", .text(uid))
+    }
+
+    /// Tells every node that `uid`'s credentials changed: live sessions re-check their token.
+    func announce(uid: String) async {
+        await bus?.publish(.credentialsChanged(uid: uid))
+    }
+}
+
+/// Where a session was opened from, shown in the list of sessions.
+public struct SessionClient: Sendable {
+    var source: ClientSource
+    var userAgent: String
+
+    init(source: ClientSource = ClientSource(key: ""), userAgent: String? = nil) {
+        self.source = source
+        self.userAgent = userAgent ?? ""
+    }
+}
