@@ -59,6 +59,7 @@ let package = Package(
             dependencies: [
                 "TetherCore",
                 "TetherWebSocketClient",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -32,7 +32,8 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     private var principal: MQTTPrincipal?
     private var reference: BrokerConnectionReference?
     private var will: BoxedWill?
-    private var topicAliases: [UInt16: String] = [:]
+    /// Topic aliases, once the client uses them or accepts them (rare: boxed).
+    private var aliases: TopicAliases?
     private var flushScheduled = false
     private var connectTimeout: Scheduled<Void>?
     private var closeReason = MQTTBrokerEvent.DisconnectReason.connectionLost
@@ -45,6 +46,17 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     private var keepAliveSweeper: KeepAliveSweeper?
     /// Unknown until CONNECT.
     private var decodingVersion: MQTTVersion?
+
+    private final class TopicAliases {
+        /// Defined by the client.
+        var incoming: [UInt16: String] = [:]
+        /// Defined by the broker, by topic.
+        var outgoing: [String: UInt16] = [:]
+        /// How many the broker may define: the client's Topic Alias Maximum, within the configuration's.
+        var outgoingMaximum: UInt16 = 0
+        /// The next alias to define (never reused: an alias the client may not know is not handed out again).
+        var nextOutgoing = 1
+    }
 
     private final class BoxedWill {
         let will: MQTTWill
@@ -91,6 +103,8 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     // MARK: Inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // A closing connection's input is read (see ``lingeringClose``) and dropped.
+        guard !closing else { return }
         lastRead = .now()
         var bytes = unwrapInboundIn(data)
         if inbound == nil {
@@ -319,8 +333,23 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             }
             self.will = BoxedWill(will)
         }
-        if connect.keepAlive > 0 {
-            let timeout = TimeAmount.nanoseconds(Int64(Double(connect.keepAlive) * core.configuration.keepAliveFactor * 1e9))
+        var keepAlive = connect.keepAlive
+        var serverKeepAlive: UInt16?
+        if let maximum = core.configuration.maximumKeepAlive, keepAlive == 0 || keepAlive > maximum {
+            if connect.version == .v5 {
+                serverKeepAlive = maximum
+            } else if keepAlive > 0 {
+                // 3.1.1 cannot be told another keep-alive: refused, as mosquitto does.
+                write([.connack(MQTTConnAck(reasonCode: .clientIdentifierNotValid))])
+                closeReason = .closedByBroker
+                return close(reason: nil)
+            }
+            // A 3.1.1 client without keep-alive is still let go when silent that long: a server
+            // may disconnect an inactive client at any time (3.1.1 §3.1.2.10).
+            keepAlive = maximum
+        }
+        if keepAlive > 0 {
+            let timeout = TimeAmount.nanoseconds(Int64(Double(keepAlive) * core.configuration.keepAliveFactor * 1e9))
             let sweeper = core.keepAliveSweepers.sweeper(for: context.eventLoop)
             sweeper.watch(self, timeout: timeout)
             keepAliveSweeper = sweeper
@@ -329,7 +358,13 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         session = opened.session
         opened.replaced?.close(reason: .sessionTakenOver)
         phase = .connected
-        write([.connack(MQTTConnAck(sessionPresent: opened.sessionPresent, reasonCode: .success, properties: connackProperties(assigned: assigned)))])
+        if version == .v5, let accepted = connect.properties.topicAliasMaximum, accepted > 0, core.configuration.outgoingTopicAliasMaximum > 0 {
+            if aliases == nil { aliases = TopicAliases() }
+            aliases!.outgoingMaximum = min(accepted, core.configuration.outgoingTopicAliasMaximum)
+        }
+        var properties = connackProperties(assigned: assigned)
+        if let serverKeepAlive { properties.list.append(.serverKeepAlive(serverKeepAlive)) }
+        write([.connack(MQTTConnAck(sessionPresent: opened.sessionPresent, reasonCode: .success, properties: properties))])
         core.hooks.clientConnected(principal, remoteAddress: remoteAddress)
         core.events.yield(.clientConnected(principal, remoteAddress: remoteAddress, sessionPresent: opened.sessionPresent))
         let serverSide = core.hooks.serverSideSubscriptions(for: principal)
@@ -423,11 +458,12 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             guard alias <= core.configuration.topicAliasMaximum else {
                 return close(reason: .topicAliasInvalid, because: .protocolError)
             }
+            if aliases == nil { aliases = TopicAliases() }
             if topic.isEmpty {
-                guard let known = topicAliases[alias] else { return close(reason: .protocolError, because: .protocolError) }
+                guard let known = aliases!.incoming[alias] else { return close(reason: .protocolError, because: .protocolError) }
                 topic = known
             } else {
-                topicAliases[alias] = topic
+                aliases!.incoming[alias] = topic
             }
         }
         if publish.qos > core.configuration.maximumQoS { return close(reason: .qosNotSupported, because: .protocolError) }
@@ -437,8 +473,8 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             core.logger.debug("publication refused", metadata: ["mqtt.client": "\(session.clientID)", "mqtt.topic": "\(topic)"])
             switch publish.qos {
             case .atMostOnce: return
-            case .atLeastOnce: return write([.puback(MQTTAck(packetID: publish.packetID!, reasonCode: version == .v5 ? .notAuthorized : .success))])
-            case .exactlyOnce: return write([.pubrec(MQTTAck(packetID: publish.packetID!, reasonCode: version == .v5 ? .notAuthorized : .success))])
+            case .atLeastOnce: return write([.puback(MQTTAck(packetID: publish.packetID!, reasonCode: version == .v5 ? refusal : .success))])
+            case .exactlyOnce: return write([.pubrec(MQTTAck(packetID: publish.packetID!, reasonCode: version == .v5 ? refusal : .success))])
             }
         }
         switch publish.qos {
@@ -459,6 +495,9 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             write([.pubrec(MQTTAck(packetID: id, reasonCode: delivered == 0 && version == .v5 ? .noMatchingSubscribers : .success))])
         }
     }
+
+    /// What a v5 client is told when the hooks refuse it something.
+    private var refusal: MQTTReasonCode { core.configuration.revealsRefusalReason ? .notAuthorized : .unspecifiedError }
 
     private func acknowledge(_ id: UInt16, completing stage: InflightMessage.Stage, session: BrokerSession) {
         let next = session.lock.withLock { () -> [MQTTPacket] in
@@ -489,23 +528,50 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         if case .closed = phase { return }
         let limit = session?.maximumPacketSizeUnlocked
         var buffer = context.channel.allocator.buffer(capacity: 64 * packets.count)
-        for packet in packets {
+        for var packet in packets {
+            var definedAlias: String?
+            if let aliases, aliases.outgoingMaximum > 0, case .publish(var publish) = packet {
+                definedAlias = Self.applyOutgoingAlias(&publish, aliases)
+                packet = .publish(publish)
+            }
             let start = buffer.writerIndex
             do {
                 try packet.write(to: &buffer, version: version)
             } catch {
                 buffer.moveWriterIndex(to: start)
+                if let definedAlias { aliases?.outgoing[definedAlias] = nil }
                 core.logger.debug("a packet could not be encoded", metadata: ["mqtt.error": "\(error)"])
                 continue
             }
             // MQTT 5 §3.1.2.11.4: a packet above the client's maximum is discarded, not sent.
-            if let limit, buffer.writerIndex - start > limit { buffer.moveWriterIndex(to: start) }
+            if let limit, buffer.writerIndex - start > limit {
+                buffer.moveWriterIndex(to: start)
+                // The client never saw this alias defined.
+                if let definedAlias { aliases?.outgoing[definedAlias] = nil }
+            }
         }
         if buffer.readableBytes > 0 { context.write(wrapOutboundOut(buffer), promise: nil) }
         guard !flushScheduled else { return }
         flushScheduled = true
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         context.eventLoop.execute { bound.value.flushIfNeeded() }
+    }
+
+    /// The first message on a topic defines an alias beside the topic; later ones carry the
+    /// alias alone. Topics beyond the client's maximum go out whole. Returns the topic whose
+    /// alias this packet defines, if it defines one.
+    private static func applyOutgoingAlias(_ publish: inout MQTTPublish, _ aliases: TopicAliases) -> String? {
+        if let alias = aliases.outgoing[publish.topic] {
+            publish.properties.list.append(.topicAlias(alias))
+            publish.topic = ""
+            return nil
+        }
+        guard aliases.nextOutgoing <= Int(aliases.outgoingMaximum) else { return nil }
+        let alias = UInt16(aliases.nextOutgoing)
+        aliases.nextOutgoing += 1
+        aliases.outgoing[publish.topic] = alias
+        publish.properties.list.append(.topicAlias(alias))
+        return publish.topic
     }
 
     private func flushIfNeeded() {
@@ -534,7 +600,29 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         }
         flushIfNeeded()
         closing = true
-        context.close(promise: nil)
+        lingeringClose(context)
+    }
+
+    /// How long a closing connection's input is still read, so that the last packets reach
+    /// the client.
+    private static let lingerTime = TimeAmount.seconds(2)
+
+    /// Closes the output first and reads (and drops) what the client still sends for a moment
+    /// before closing: a socket closed with unread input resets the connection, and the client
+    /// then loses what it had not read yet (our DISCONNECT, a refusing CONNACK). A client that
+    /// closes its side ends it at once; a transport that cannot half-close is closed outright.
+    private func lingeringClose(_ context: ChannelHandlerContext) {
+        let channel = context.channel
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        context.close(mode: .output, promise: promise)
+        promise.futureResult.whenComplete { result in
+            switch result {
+            case .success:
+                channel.eventLoop.scheduleTask(in: Self.lingerTime) { channel.close(promise: nil) }
+            case .failure:
+                channel.close(promise: nil)
+            }
+        }
     }
 }
 

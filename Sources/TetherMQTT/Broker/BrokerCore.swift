@@ -10,6 +10,8 @@ import TetherCore
 final class BrokerCore: Sendable {
     let configuration: MQTTBrokerConfiguration
     let hooks: any MQTTBrokerHooks
+    /// ``MQTTBrokerHooks/checksDeliveries``, read once.
+    let checksDeliveries: Bool
     let persistence: any MQTTBrokerPersistence
     let logger: Logger
     let events = Broadcast<MQTTBrokerEvent>(bufferSize: 4096)
@@ -32,6 +34,7 @@ final class BrokerCore: Sendable {
     init(configuration: MQTTBrokerConfiguration, hooks: any MQTTBrokerHooks, persistence: any MQTTBrokerPersistence, logger: Logger) {
         self.configuration = configuration
         self.hooks = hooks
+        self.checksDeliveries = hooks.checksDeliveries
         self.persistence = persistence
         self.logger = logger
     }
@@ -203,7 +206,7 @@ final class BrokerCore: Sendable {
         var changed = false
         for var subscription in subscriptions {
             guard hooks.authorizeSubscribe(principal, filter: subscription.filter) else {
-                codes.append(session.lock.withLock { session.version } == .v5 ? .notAuthorized : .unspecifiedError)
+                codes.append(session.lock.withLock { session.version } == .v5 && configuration.revealsRefusalReason ? .notAuthorized : .unspecifiedError)
                 continue
             }
             subscription.qos = min(subscription.qos, configuration.maximumQoS)
@@ -220,6 +223,7 @@ final class BrokerCore: Sendable {
                     state.retained.values.filter { MQTTTopic.matches(filter: subscription.filter, topic: $0.topic) }
                 }
                 for var message in matching.sorted(by: { $0.topic < $1.topic }) {
+                    if checksDeliveries, !hooks.authorizeDelivery(principal, topic: message.topic) { continue }
                     message.qos = min(message.qos, subscription.qos)
                     message.retain = true
                     retained.append(PendingMessage(message: message, deadline: nil, subscriptionIdentifiers: identifier.map { [$0] } ?? []))
@@ -319,6 +323,7 @@ final class BrokerCore: Sendable {
             sink(outgoing, publisher.map { publisher in publisher.lock.withLock { publisher.principal } })
             return
         }
+        if checksDeliveries, !hooks.authorizeDelivery(session.lock.withLock({ session.principal }), topic: message.topic) { return }
         deliveries.append(Delivery(session: session, pending: PendingMessage(message: outgoing, deadline: deadline, subscriptionIdentifiers: identifiers)))
     }
 

@@ -1,5 +1,5 @@
 /// How an ``MQTTBroker`` behaves. Every limit has a default.
-public struct MQTTBrokerConfiguration: Sendable {
+public struct MQTTBrokerConfiguration: Sendable, Equatable {
     /// Largest packet accepted from a client (bytes, whole packet).
     public var maximumPacketSize: Int
     /// Highest QoS granted; publications above it are refused (v5) or the connection closed (3.1.1).
@@ -20,6 +20,19 @@ public struct MQTTBrokerConfiguration: Sendable {
     public var maximumSessionExpiry: UInt32
     /// Topic aliases a v5 client may define towards the broker.
     public var topicAliasMaximum: UInt16
+    /// Topic aliases the broker defines towards a v5 client that accepts them (its CONNECT's
+    /// Topic Alias Maximum): the first message on a topic carries the topic and an alias, later
+    /// ones the alias only. 0 sends none.
+    public var outgoingTopicAliasMaximum: UInt16
+    /// The longest keep-alive a client may ask for (seconds); nil: any. A v5 client asking for
+    /// more, or for none, is told this one (Server Keep Alive); a 3.1.1 client asking for more is
+    /// refused (CONNACK 2, identifier rejected), as mosquitto does, and one asking for none is
+    /// disconnected after this long without a packet.
+    public var maximumKeepAlive: UInt16?
+    /// Whether a v5 client refused a subscription or a publication by the hooks is told why
+    /// (0x87 Not authorized) or not (0x80 Unspecified error: the server "does not wish to reveal
+    /// the reason", MQTT 5 §3.9.3).
+    public var revealsRefusalReason: Bool
     /// A client that sends nothing for keep-alive × this factor is disconnected (MQTT: 1.5).
     public var keepAliveFactor: Double
     /// Time a new connection has to send CONNECT.
@@ -38,6 +51,9 @@ public struct MQTTBrokerConfiguration: Sendable {
         queueQoS0Messages: Bool = false,
         maximumSessionExpiry: UInt32 = .max,
         topicAliasMaximum: UInt16 = 16,
+        outgoingTopicAliasMaximum: UInt16 = 0,
+        maximumKeepAlive: UInt16? = nil,
+        revealsRefusalReason: Bool = true,
         keepAliveFactor: Double = 1.5,
         connectTimeout: Duration = .seconds(10),
         allowEmptyClientID: Bool = true
@@ -51,6 +67,9 @@ public struct MQTTBrokerConfiguration: Sendable {
         self.queueQoS0Messages = queueQoS0Messages
         self.maximumSessionExpiry = maximumSessionExpiry
         self.topicAliasMaximum = topicAliasMaximum
+        self.outgoingTopicAliasMaximum = outgoingTopicAliasMaximum
+        self.maximumKeepAlive = maximumKeepAlive
+        self.revealsRefusalReason = revealsRefusalReason
         self.keepAliveFactor = keepAliveFactor
         self.connectTimeout = connectTimeout
         self.allowEmptyClientID = allowEmptyClientID

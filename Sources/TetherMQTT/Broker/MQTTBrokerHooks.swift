@@ -53,6 +53,13 @@ public protocol MQTTBrokerHooks: Sendable {
     func authorizePublish(_ principal: MQTTPrincipal, topic: String) -> Bool
     /// Whether `principal` may subscribe to `filter` (the whole filter, `$share/…` included).
     func authorizeSubscribe(_ principal: MQTTPrincipal, filter: String) -> Bool
+    /// Whether the broker asks ``authorizeDelivery(_:topic:)`` before each message it queues for
+    /// a subscriber (and each retained message it sends). Read once, when the broker is built;
+    /// it costs a call per message and subscriber, so it is off unless the hooks need it.
+    var checksDeliveries: Bool { get }
+    /// Whether `principal` may receive a message on `topic` (mosquitto's read check): a
+    /// subscription may be broader than what its client may read.
+    func authorizeDelivery(_ principal: MQTTPrincipal, topic: String) -> Bool
     /// Subscriptions applied at connect without a SUBSCRIBE (Alink's `_ss=1` devices). They may
     /// set No Local whatever the protocol version, so that a client's own replies are not
     /// echoed back to it.
@@ -76,6 +83,10 @@ extension MQTTBrokerHooks {
     public func authorizePublish(_ principal: MQTTPrincipal, topic: String) -> Bool { true }
     /// Allows every subscription.
     public func authorizeSubscribe(_ principal: MQTTPrincipal, filter: String) -> Bool { true }
+    /// No check per delivery.
+    public var checksDeliveries: Bool { false }
+    /// Allows every delivery.
+    public func authorizeDelivery(_ principal: MQTTPrincipal, topic: String) -> Bool { true }
     /// No subscriptions beyond those the client asks for.
     public func serverSideSubscriptions(for principal: MQTTPrincipal) -> [MQTTTopicSubscription] { [] }
     /// Does nothing.

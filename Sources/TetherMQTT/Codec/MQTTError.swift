@@ -24,7 +24,7 @@ public struct MQTTError: Error, Hashable, Sendable, CustomStringConvertible {
         return "MQTTError(\(code)): \(message)"
     }
 
-    /// The codes of this domain (4001…4017), declared as static members of `ErrorCode`.
+    /// The codes of this domain (4001…4019), declared as static members of `ErrorCode`.
     public typealias Code = ErrorCode<MQTTError>
     static func malformed(_ message: String) -> MQTTError {
         MQTTError(.malformedPacket, message, reasonCode: .malformedPacket)
@@ -72,4 +72,9 @@ extension ErrorCode where Domain == MQTTError {
     public static var cancelled: Self { Self(4016, "cancelled") }
     /// The server disconnected this client (`reasonCode`: takeover, shutdown, keep-alive…).
     public static var disconnected: Self { Self(4017, "disconnected") }
+    /// A broker configuration, password or ACL file cannot be used; the message names the file
+    /// and the line.
+    public static var invalidConfiguration: Self { Self(4018, "invalidConfiguration") }
+    /// The broker's persistence file could not be read or written.
+    public static var persistenceFailed: Self { Self(4019, "persistenceFailed") }
 }
