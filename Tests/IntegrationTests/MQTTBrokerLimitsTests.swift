@@ -60,7 +60,7 @@ final class RawMQTTConnection: Sendable {
 
     /// Stops (or resumes) reading the socket: what the broker sends waits in the kernel.
     func setReading(_ reading: Bool) async throws {
-        try await channel.setOption(.autoRead, value: reading)
+        try await channel.setOption(.autoRead, value: reading).get()
         if reading { channel.read() }
     }
 
@@ -155,6 +155,40 @@ struct MQTTBrokerLimitsTests {
             try await publisher.send([.publish(MQTTPublish(topic: "t/a", payload: ByteBuffer(string: "x")))])
             guard case .publish(let whole)? = try await plain.next() else { Issue.record("no PUBLISH"); return }
             #expect(whole.topic == "t/a" && whole.properties.topicAlias == nil)
+        }
+    }
+
+    /// Every client is who its user name says.
+    struct TrustUserNames: MQTTBrokerHooks {
+        func authenticate(_ request: MQTTConnectRequest) async -> MQTTAuthentication {
+            .accepted(MQTTPrincipal(clientID: request.clientID, username: request.username))
+        }
+    }
+
+    @Test("a client id holding a session of one user is refused to another: neither its messages nor its session can be taken")
+    func sessionOwnership() async throws {
+        try await withBroker(MQTTBrokerConfiguration(), hooks: TrustUserNames()) { port in
+            func open(_ user: String) async throws -> (RawMQTTConnection, MQTTConnAck) {
+                let connection = try await RawMQTTConnection.connect(port: port, version: .v311)
+                try await connection.send([.connect(MQTTConnect(version: .v311, clientID: "shared-id", cleanStart: false, keepAlive: 60, username: user))])
+                guard case .connack(let connack)? = try await connection.next() else { throw MQTTError(.protocolError, "no CONNACK") }
+                return (connection, connack)
+            }
+            let (alice, _) = try await open("alice")
+            try await alice.send([.subscribe(MQTTSubscribe(packetID: 1, subscriptions: [MQTTTopicSubscription(filter: "alice/#", qos: .atLeastOnce)]))])
+            _ = try await alice.next()
+            await alice.close()
+            let publisher = try await RawMQTTConnection.connect(port: port, version: .v311)
+            _ = try await connack(publisher, keepAlive: 60)
+            try await publisher.send([.publish(MQTTPublish(topic: "alice/mail", payload: ByteBuffer(string: "for alice"), qos: .atLeastOnce, packetID: 1))])
+            _ = try await publisher.next()
+            let (mallory, refused) = try await open("mallory")
+            #expect(refused.reasonCode.v311ConnectReturnCode == 2)
+            #expect(try await mallory.next() == nil, "closed, nothing of alice's sent")
+            let (back, resumed) = try await open("alice")
+            #expect(resumed.sessionPresent)
+            guard case .publish(let mail)? = try await back.next() else { Issue.record("alice's message is gone"); return }
+            #expect(String(buffer: mail.payload) == "for alice")
         }
     }
 

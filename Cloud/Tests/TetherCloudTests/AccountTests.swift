@@ -99,7 +99,7 @@ struct AccountTests {
     func lockout(engine: TestEngine) async throws {
         try await CloudHarness.run(engine, configure: { configuration in
             configuration.abuse.loginFailuresPerAccountAndSource = RateLimit(3, per: 600)
-            configuration.abuse.loginFailuresPerAccount = RateLimit(6, per: 600)
+            configuration.abuse.loginFailuresPerAccount = RateLimit(7, per: 600)
             // Requests come from 127.0.0.1 and name their client in X-Forwarded-For, as behind a proxy.
             configuration.trustedProxies = ["127.0.0.1"]
         }) { cloud in
@@ -125,8 +125,11 @@ struct AccountTests {
             #expect(try await login("Wrong000!", from: "2001:db8:1:2::1").errorCode == 9020)
             #expect(try await login("Wrong000!", from: "2001:db8:1:2:ffff::9").errorCode == 9020)
             #expect(try await login("Wrong000!", from: "2001:db8:1:2:abcd::1").errorCode == 9041)
-            // Failures from many sources together (6 so far) lock the account for everyone.
+            // Attempts from many sources together (8 counted: every refused one too, and the
+            // owner's success taken back) lock the account for every source without a session…
             #expect(try await login("Passw0rd!", from: "203.0.113.9").errorCode == 9041)
+            // …but not for the owner's, which has one.
+            #expect(try await login("Passw0rd!", from: "198.51.100.7").status == .ok)
 
             let unknownUser = try await cloud.call(.post, "/app/login", json: ["username": "nobody", "password": "Passw0rd!"])
             #expect(unknownUser.errorCode == 9020)

@@ -9,7 +9,7 @@ import TetherCore
 /// answer deadline.
 @Suite("Commands survive a cloud restart", .timeLimit(.minutes(2)))
 struct CommandResumeTests {
-    @Test("accepted and sent writes are sent when the device is back after a restart; service calls are not sent twice; late ones expire", arguments: TestEngine.allCases)
+    @Test("accepted and sent writes are sent when the device is back after a restart; service calls are not sent twice; late or overtaken ones are not", arguments: TestEngine.allCases)
     func resume(engine: TestEngine) async throws {
         var gateway = CloudHarness.testGateway
         gateway.answerTimeoutSeconds = 60
@@ -27,12 +27,16 @@ struct CommandResumeTests {
                     if sent { try await ledger.move(record.id, from: [.accepted], to: .sent) }
                     return record.id
                 }
+                // A write sent, then overtaken by a later one the device acknowledged.
+                let overtaken = try await insert(.attrs, ["Brightness": 5], sent: true)
+                let newer = try await insert(.attrs, ["Brightness": 6], sent: true)
+                try await ledger.move(newer, from: [.sent], to: .acknowledged, code: 200)
                 let accepted = try await insert(.attrs, ["Brightness": 40], sent: false)
                 let sent = try await insert(.attrs, ["LightSwitch": true], sent: true)
                 let service = try await insert(.service, ["identifier": "Reboot", "params": ["delay": 3]], sent: true)
                 let stale = try await insert(.attrs, ["Brightness": 1], sent: false)
                 try await cloud.database.query("UPDATE commands SET created_ms = created_ms - 120000 WHERE id = $1", .int(stale))
-                return (cloud.app, device, (accepted: accepted, sent: sent, service: service, stale: stale))
+                return (cloud.app, device, (accepted: accepted, sent: sent, service: service, stale: stale, overtaken: overtaken))
             } }
 
             let second = try await url.open(logger: TestEngine.logger)
@@ -51,11 +55,14 @@ struct CommandResumeTests {
                     for downlink in [write, resent] { try await client.reply(downlink.request!.reply(), to: downlink) }
                     _ = try await GatewayFixtures.waitForCommand(cloud, ids.accepted, state: .acknowledged)
                     _ = try await GatewayFixtures.waitForCommand(cloud, ids.sent, state: .acknowledged)
-                    // Nothing else arrives: not the service call, not the stale write.
+                    // Nothing else arrives: not the service call, not the stale write, not the overtaken one.
                     await #expect(throws: TestFailure.self) { _ = try await GatewayFixtures.nextDownlink(client.downlinks(), timeout: .seconds(1)) }
                     let ledger = CommandLedger(database: cloud.database)
                     #expect(try await ledger.find(ids.service)?.state == .sent)
-                    #expect(try await ledger.find(ids.stale)?.state != .acknowledged)
+                    let stale = try await ledger.find(ids.stale)?.state
+                    #expect(stale == .accepted || stale == .expired)
+                    let overtaken = try await ledger.find(ids.overtaken)?.state
+                    #expect(overtaken == .sent || overtaken == .expired)
                 }
             } }
         }

@@ -92,6 +92,10 @@ struct HTTPGuardUnitTests {
         #expect(ClientSource(remote: proxy, forwardedFor: "198.51.100.2, 10.0.0.1", trustedProxies: ["10.0.0.1"]).key == "198.51.100.2")
         #expect(ClientSource(remote: proxy, forwardedFor: "garbage", trustedProxies: ["10.0.0.1"]).key == "10.0.0.1")
         #expect(ClientSource(remote: nil, forwardedFor: nil, trustedProxies: []).key == "unknown")
+        // A proxy is recognised however its address was written.
+        #expect(ClientSource(remote: proxy, forwardedFor: "203.0.113.1", trustedProxies: ["::FFFF:10.0.0.1"]).key == "203.0.113.1")
+        let v6Proxy = try address("2001:db8::1")
+        #expect(ClientSource(remote: v6Proxy, forwardedFor: "203.0.113.1", trustedProxies: ["2001:DB8:0:0::1"]).key == "203.0.113.1")
     }
 
     @Test("connection counts per source: refused at the limit, freed on close")

@@ -63,7 +63,7 @@ struct RegistrationSecurityTests {
             #expect(try await DeviceRecord.find(did, in: cloud.database)?.passcode == passcode)
 
             // Never connected: the product secret may still set its passcode, and gets the same did.
-            let again = try await cloud.call(.post, "/dev/devices", json: Self.json(try Self.form(product, mac: mac, passcode: "SECOND22").signed(with: product.productSecret)))
+            let again = try await cloud.call(.post, "/dev/devices", json: Self.json(try Self.form(product, mac: mac, passcode: "SECOND22", timestamp: Clock.unixNow() + 1).signed(with: product.productSecret)))
             #expect(again["did"] == .string(did))
             #expect(again["device_secret"] == .string(secret))
 
@@ -71,9 +71,9 @@ struct RegistrationSecurityTests {
             let created = Administration.CreatedDevice(did: did, productKey: product.productKey, deviceName: mac, deviceSecret: secret, passcode: "SECOND22")
             try await GatewayFixtures.withDevice(cloud, created) { _ in }
             // Activated now: the product secret is refused, the device's own secret works.
-            let late = try await cloud.call(.post, "/dev/devices", json: Self.json(try Self.form(product, mac: mac, passcode: "THIRD333").signed(with: product.productSecret)))
+            let late = try await cloud.call(.post, "/dev/devices", json: Self.json(try Self.form(product, mac: mac, passcode: "THIRD333", timestamp: Clock.unixNow() + 2).signed(with: product.productSecret)))
             #expect(late.errorCode == 9001)
-            let own = try await cloud.call(.post, "/dev/devices", json: Self.json(try Self.form(product, mac: mac, authority: .device).signed(with: secret)))
+            let own = try await cloud.call(.post, "/dev/devices", json: Self.json(try Self.form(product, mac: mac, authority: .device, timestamp: Clock.unixNow() + 3).signed(with: secret)))
             #expect(own.status == .created)
             #expect(own["device_secret"] == nil, "the device already has its secret")
             let chosen = try #require(own["passcode"]?.stringValue)
@@ -82,7 +82,7 @@ struct RegistrationSecurityTests {
         }
     }
 
-    @Test("a captured registration replayed later does not undo a newer one; stale and future timestamps are refused", arguments: [TestEngine.sqlite])
+    @Test("a captured registration sent again is refused, older or newest; stale and future timestamps are refused", arguments: [TestEngine.sqlite])
     func replay(engine: TestEngine) async throws {
         try await CloudHarness.run(engine) { cloud in
             let product = try await cloud.admin.createProduct(name: "p", modelFile: try DeviceFixtures.petHouse(), format: .gizwits)
@@ -92,10 +92,20 @@ struct RegistrationSecurityTests {
             #expect(try await DeviceFixtures.postRegistration(cloud, old).status == .created)
             #expect(try await DeviceFixtures.postRegistration(cloud, new).status == .created)
             #expect(try await DeviceFixtures.postRegistration(cloud, old).errorCode == 9043)
-            // The newest sent again changes nothing.
-            #expect(try await DeviceFixtures.postRegistration(cloud, new).status == .created)
+            // The newest sent again is a replay too.
+            #expect(try await DeviceFixtures.postRegistration(cloud, new).errorCode == 9043)
             let row = try #require(try await cloud.database.first("SELECT passcode FROM devices WHERE mac = '112233445566'"))
             #expect(try row.text("passcode") == "NEWCODE22")
+
+            // A captured registration that let the cloud choose the passcode must not hand a new
+            // one to whoever replays it.
+            let secret = try #require(try await cloud.database.first("SELECT device_secret FROM devices WHERE mac = '112233445566'")?.text("device_secret"))
+            let reset = try Self.form(product, mac: "112233445566", authority: .device, timestamp: now + 1).signed(with: secret).formEncoded
+            let chosen = try #require(DeviceRegistrationAnswer(formEncoded: try await DeviceFixtures.postRegistration(cloud, reset).text)?.passcode)
+            let replayed = try await DeviceFixtures.postRegistration(cloud, reset)
+            #expect(replayed.errorCode == 9043)
+            #expect(!replayed.text.contains(chosen))
+            #expect(try await cloud.database.first("SELECT passcode FROM devices WHERE mac = '112233445566'")?.text("passcode") == chosen)
 
             for stamp in [now - 3600, now + 3600] {
                 let stale = try Self.form(product, mac: "112233445577", timestamp: stamp).signed(with: product.productSecret).formEncoded
@@ -168,7 +178,8 @@ struct RegistrationSecurityTests {
             let answer = try await cloud.call(.post, "/app/bindings", token: stranger.token, json: ["devices": .array(guesses)])
             #expect(answer.errorCode == 9041, "\(answer.text)")
             let counted = try #require(try await cloud.database.first("SELECT count FROM rate_limits WHERE key = $1", .text("bind:user:\(stranger.uid)")))
-            #expect(try counted.int("count") == 5, "only five passcodes were compared")
+            // Five compared, the sixth counted and refused before any comparison, the rest not looked at.
+            #expect(try counted.int("count") == 6)
             #expect(try await cloud.call(.get, "/app/devices/\(device.did)", token: stranger.token).errorCode == 9017)
             // The user is held back even with the right passcode, for the rest of the window.
             #expect(try await DeviceFixtures.bind(cloud, device, token: stranger.token).errorCode == 9041)

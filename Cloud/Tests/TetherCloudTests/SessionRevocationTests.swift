@@ -38,6 +38,23 @@ struct SessionRevocationTests {
         }
     }
 
+    @Test("a connection logged in as one user cannot log in as another: a revocation of the first still ends it", arguments: [TestEngine.sqlite])
+    func oneUserPerConnection(engine: TestEngine) async throws {
+        try await CloudHarness.run(engine) { cloud in
+            let victim = try await cloud.register("victim")
+            let attacker = try await cloud.register("attacker")
+            let appID = cloud.app.appID
+            try await M2MTestClient.with(cloud, session: victim) { app in
+                try await app.send(["cmd": "login_req", "data": ["appid": .string(appID), "uid": .string(attacker.uid), "token": .string(attacker.token)]])
+                let refused = try await app.next("login_res")
+                #expect(refused["data"]?["success"] == false)
+                #expect(refused["data"]?["error_code"] == 9004)
+                #expect(try await cloud.call(.put, "/app/users", token: victim.token, json: ["old_pwd": "Passw0rd!", "new_pwd": "N3wPassw0rd!"]).status == .ok)
+                try await Self.expectEnded(app)
+            }
+        }
+    }
+
     @Test("a password change ends every WebSocket session of the user; the new token works", arguments: TestEngine.allCases)
     func passwordChange(engine: TestEngine) async throws {
         try await CloudHarness.run(engine) { cloud in
@@ -100,6 +117,8 @@ struct SessionRevocationTests {
             try await M2MTestClient.with(cloud, session: old) { app in
                 let renewed = try await cloud.call(.post, "/app/token/refresh", token: old.token).session()
                 #expect(renewed.token != old.token)
+                // Within its grace the old token works, but it is not renewed twice.
+                #expect(try await cloud.call(.post, "/app/token/refresh", token: old.token).errorCode == 9004)
                 // Requests in flight with the old token still succeed…
                 #expect(try await cloud.call(.get, "/app/users", token: old.token).status == .ok)
                 try await app.send(["cmd": "ping"])
@@ -108,6 +127,7 @@ struct SessionRevocationTests {
                 try await Self.expectEnded(app, timeout: .seconds(30))
                 #expect(try await cloud.call(.get, "/app/users", token: old.token).errorCode == 9006)
                 #expect(try await cloud.call(.get, "/app/users", token: renewed.token).status == .ok)
+                #expect(try await cloud.call(.post, "/app/token/refresh", token: old.token).errorCode != nil, "a replaced token mints nothing")
             }
         }
     }

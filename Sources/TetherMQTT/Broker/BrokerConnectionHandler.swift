@@ -354,7 +354,12 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             sweeper.watch(self, timeout: timeout)
             keepAliveSweeper = sweeper
         }
-        let opened = core.openSession(connect: connect, clientID: clientID, principal: principal, connection: reference!)
+        guard let opened = core.openSession(connect: connect, clientID: clientID, principal: principal, connection: reference!) else {
+            core.logger.notice("refused a client id that holds another user's session", metadata: ["mqtt.client": "\(clientID)"])
+            write([.connack(MQTTConnAck(reasonCode: .clientIdentifierNotValid))])
+            closeReason = .closedByBroker
+            return close(reason: nil)
+        }
         session = opened.session
         opened.replaced?.close(reason: .sessionTakenOver)
         phase = .connected

@@ -50,14 +50,17 @@ final class BrokerCore: Sendable {
 
     /// Attaches a connection to its session: a new one, or the existing one when the client asked
     /// to resume it. A connection that already held the session is returned for takeover.
-    func openSession(connect: MQTTConnect, clientID: String, principal: MQTTPrincipal, connection: BrokerConnectionReference) -> OpenedSession {
+    /// Nil when the client id holds a session of another user: sessions, and the connections
+    /// holding them, are taken over, resumed or ended by their own user only.
+    func openSession(connect: MQTTConnect, clientID: String, principal: MQTTPrincipal, connection: BrokerConnectionReference) -> OpenedSession? {
         let v5 = connect.version == .v5
         let expiry: UInt32? = v5 ? min(connect.properties.sessionExpiryInterval ?? 0, configuration.maximumSessionExpiry) : (connect.cleanStart ? 0 : nil)
         let endsWithConnection = expiry == 0
         let inflightLimit = min(configuration.maximumInflightMessages, Int(connect.properties.receiveMaximum ?? UInt16.max))
         var discarded: BrokerSession?
-        let (session, present, replaced) = state.withLockedValue { state -> (BrokerSession, Bool, BrokerConnectionReference?) in
+        let opened = state.withLockedValue { state -> (BrokerSession, Bool, BrokerConnectionReference?)? in
             if let existing = state.sessions[clientID] {
+                guard existing.lock.withLock({ existing.principal.username }) == principal.username else { return nil }
                 let previous = existing.lock.withLock { () -> BrokerConnectionReference? in
                     defer { existing.connection = nil }
                     return existing.connection
@@ -94,6 +97,7 @@ final class BrokerCore: Sendable {
             state.sessions[clientID] = session
             return (session, false, nil)
         }
+        guard let (session, present, replaced) = opened else { return nil }
         if let discarded {
             discarded.lock.withLock {
                 discarded.expiryTask?.cancel()
@@ -181,7 +185,7 @@ final class BrokerCore: Sendable {
             for message in retained { state.retained[message.topic] = message }
             for stored in sessions {
                 let session = BrokerSession(
-                    clientID: stored.clientID, version: stored.version, principal: MQTTPrincipal(clientID: stored.clientID),
+                    clientID: stored.clientID, version: stored.version, principal: MQTTPrincipal(clientID: stored.clientID, username: stored.username),
                     endsWithConnection: false, expiryInterval: stored.expiryInterval, maximumInflight: configuration.maximumInflightMessages
                 )
                 for subscription in stored.subscriptions {

@@ -179,7 +179,10 @@ final class BrokerSession: @unchecked Sendable {
             options.append(entry.options)
             if let identifier = entry.identifier { identifiers[entry.options.filter] = identifier }
         }
-        return MQTTStoredSession(clientID: clientID, version: version, subscriptions: options, subscriptionIdentifiers: identifiers, expiryInterval: expiryInterval, pendingMessages: pending)
+        return MQTTStoredSession(
+            clientID: clientID, version: version, subscriptions: options, subscriptionIdentifiers: identifiers,
+            expiryInterval: expiryInterval, pendingMessages: pending, username: principal.username
+        )
     }
 }
 

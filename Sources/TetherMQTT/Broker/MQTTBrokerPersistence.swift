@@ -12,9 +12,13 @@ public struct MQTTStoredSession: Hashable, Sendable {
     public var expiryInterval: UInt32?
     /// Messages not yet delivered or not yet acknowledged, oldest first.
     public var pendingMessages: [MQTTMessage]
+    /// The user the session belongs to (as authentication named it): only that user's clients
+    /// use its client id.
+    public var username: String?
 
     /// Builds a stored session from its parts, as given.
-    public init(clientID: String, version: MQTTVersion, subscriptions: [MQTTTopicSubscription], subscriptionIdentifiers: [String: Int] = [:], expiryInterval: UInt32?, pendingMessages: [MQTTMessage]) {
+    public init(clientID: String, version: MQTTVersion, subscriptions: [MQTTTopicSubscription], subscriptionIdentifiers: [String: Int] = [:], expiryInterval: UInt32?, pendingMessages: [MQTTMessage], username: String? = nil) {
+        self.username = username
         self.clientID = clientID
         self.version = version
         self.subscriptions = subscriptions

@@ -257,9 +257,12 @@ public struct MQTTBrokerFileConfiguration: Sendable, Equatable {
 
 /// Reading the files a configuration names, with errors that say which.
 enum BrokerFileText {
-    static func read(_ path: String) throws(MQTTError) -> String {
+    /// The whole file as UTF-8 text. A read that fails part way is an error, never a shorter
+    /// file (an ACL cut short would lose its last rules). `limit` bounds what a configuration
+    /// file may hold; the persistence file has none.
+    static func read(_ path: String, limit: Int? = 16 << 20, code: MQTTError.Code = .invalidConfiguration) throws(MQTTError) -> String {
         guard let handle = fopen(path, "r") else {
-            throw MQTTError(.invalidConfiguration, "\(path): cannot be read (\(String(cString: strerror(errno))))")
+            throw MQTTError(code, "\(path): cannot be read (\(String(cString: strerror(errno))))")
         }
         defer { fclose(handle) }
         var bytes: [UInt8] = []
@@ -267,11 +270,14 @@ enum BrokerFileText {
         while true {
             let count = fread(&chunk, 1, chunk.count, handle)
             if count > 0 { bytes += chunk[0..<count] }
-            if count < chunk.count { break }
-            guard bytes.count <= 16 << 20 else { throw MQTTError(.invalidConfiguration, "\(path): larger than 16 MiB") }
+            if count < chunk.count {
+                guard ferror(handle) == 0 else { throw MQTTError(code, "\(path): reading failed") }
+                break
+            }
+            if let limit, bytes.count > limit { throw MQTTError(code, "\(path): larger than \(limit >> 20) MiB") }
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw MQTTError(.invalidConfiguration, "\(path): not UTF-8 text")
+            throw MQTTError(code, "\(path): not UTF-8 text")
         }
         return text
     }

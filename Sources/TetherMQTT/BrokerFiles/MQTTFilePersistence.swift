@@ -29,7 +29,7 @@ public final class MQTTFilePersistence: MQTTBrokerPersistence {
 
     public func load() async throws -> (sessions: [MQTTStoredSession], retained: [MQTTMessage]) {
         guard access(path, F_OK) == 0 else { return ([], []) }
-        let text = try BrokerFileText.read(path)
+        let text = try BrokerFileText.read(path, limit: nil, code: .persistenceFailed)
         let (sessions, retained) = try Self.decode(text, name: path)
         state.withLock { state in
             state.sessions = Dictionary(sessions.map { ($0.clientID, $0) }, uniquingKeysWith: { _, last in last })
@@ -90,15 +90,16 @@ public final class MQTTFilePersistence: MQTTBrokerPersistence {
                     if let identifier = session.subscriptionIdentifiers[subscription.filter] { entry["identifier"] = .int(Int64(identifier)) }
                     return .object(entry)
                 }),
-                "pending": .array(session.pendingMessages.map { .string(encode($0)) }),
+                "pending": .array(session.pendingMessages.compactMap { encode($0).map(JSONValue.string) }),
             ]
             object["expiry"] = session.expiryInterval.map { .int(Int64($0)) } ?? .null
+            object["username"] = session.username.map(JSONValue.string) ?? .null
             return .object(object)
         }
         let document: JSONValue = [
             "format": "tether-broker", "version": 1,
             "sessions": .array(sessionValues),
-            "retained": .array(retained.sorted { $0.topic < $1.topic }.map { .string(encode($0)) }),
+            "retained": .array(retained.sorted { $0.topic < $1.topic }.compactMap { encode($0).map(JSONValue.string) }),
         ]
         return document.serialized()
     }
@@ -135,7 +136,7 @@ public final class MQTTFilePersistence: MQTTBrokerPersistence {
             if case .int(let seconds)? = value["expiry"] { expiry = UInt32(clamping: seconds) }
             sessions.append(MQTTStoredSession(
                 clientID: clientID, version: version, subscriptions: subscriptions, subscriptionIdentifiers: identifiers,
-                expiryInterval: expiry, pendingMessages: pending
+                expiryInterval: expiry, pendingMessages: pending, username: value["username"]?.stringValue
             ))
         }
         var retained: [MQTTMessage] = []
@@ -146,14 +147,15 @@ public final class MQTTFilePersistence: MQTTBrokerPersistence {
         return (sessions, retained)
     }
 
-    static func encode(_ message: MQTTMessage) -> String {
+    /// Nil for a message that does not encode (none the broker accepted): it is left out
+    /// rather than written in a form the next start could not read.
+    static func encode(_ message: MQTTMessage) -> String? {
         var buffer = ByteBuffer()
         let publish = MQTTPublish(
             topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain,
             packetID: message.qos == .atMostOnce ? nil : 1, properties: message.properties
         )
-        // A message the broker accepted always encodes; an empty string reads back as nothing.
-        guard (try? MQTTPacket.publish(publish).write(to: &buffer, version: .v5)) != nil else { return "" }
+        guard (try? MQTTPacket.publish(publish).write(to: &buffer, version: .v5)) != nil else { return nil }
         return Base64.encode(Array(buffer.readableBytesView))
     }
 

@@ -70,7 +70,7 @@ public struct MQTTPasswordFile: Sendable, Equatable {
         let parts = text.split(separator: "$", omittingEmptySubsequences: false).map(String.init)
         switch (parts.first, parts.count > 1 ? parts[1] : nil) {
         case ("", "7"?) where parts.count == 5:
-            guard let iterations = Int(parts[2]), (1...10_000_000).contains(iterations),
+            guard let iterations = Int(parts[2]), (1...maximumIterations).contains(iterations),
                   let salt = Data(base64Encoded: parts[3]), let hash = Data(base64Encoded: parts[4]), !hash.isEmpty, hash.count <= 64
             else { return nil }
             return .pbkdf2SHA512(iterations: iterations, salt: Array(salt), hash: Array(hash))
@@ -82,14 +82,28 @@ public struct MQTTPasswordFile: Sendable, Equatable {
         }
     }
 
+    /// The most PBKDF2 iterations a hash may ask for: every CONNECT naming its user pays them
+    /// before it is authenticated, so a file must not make that arbitrarily expensive.
+    public static let maximumIterations = 100_000
+
     /// Whether `user` is listed with `password`.
     public func verify(user: String, password: [UInt8]) -> Bool {
         guard let hash = users[user] else {
-            // As long as for a real user, so that the answer's time tells nobody who exists.
-            _ = Hash.pbkdf2SHA512(iterations: Self.iterations, salt: [UInt8](repeating: 0, count: 12), hash: [UInt8](repeating: 0, count: 64)).verify(password)
+            // As long as for a real user of this file, so that the answer's time tells nobody
+            // who exists.
+            _ = decoy.verify(password)
             return false
         }
         return hash.verify(password)
+    }
+
+    /// A hash costing what the file's first user's costs.
+    private var decoy: Hash {
+        switch order.first.flatMap({ users[$0] }) {
+        case .sha512?: .sha512(salt: [UInt8](repeating: 0, count: 12), hash: [UInt8](repeating: 0, count: 64))
+        case .pbkdf2SHA512(let iterations, _, _)?: .pbkdf2SHA512(iterations: iterations, salt: [UInt8](repeating: 0, count: 12), hash: [UInt8](repeating: 0, count: 64))
+        case nil: .pbkdf2SHA512(iterations: Self.iterations, salt: [UInt8](repeating: 0, count: 12), hash: [UInt8](repeating: 0, count: 64))
+        }
     }
 
     /// PBKDF2 iterations of new hashes. mosquitto_passwd uses 101; more makes a stolen file

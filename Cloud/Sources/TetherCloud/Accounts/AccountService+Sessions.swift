@@ -59,13 +59,15 @@ extension AccountService {
     }
 
     /// `POST /app/token/refresh`: a new token; the one it replaces ends after the policy's
-    /// `refreshGrace`.
+    /// `refreshGrace`, and cannot be renewed again (a token in its grace would otherwise mint
+    /// new ones for as long as anyone kept it).
     func refresh(_ user: AuthenticatedUser, client: SessionClient) async throws -> UserSession {
         let session = try await database.transaction { transaction in
-            try await transaction.query(
-                "UPDATE user_tokens SET expires_at = $2 WHERE token_hash = $1 AND expires_at > $2",
+            let replaced = try await transaction.query(
+                "UPDATE user_tokens SET expires_at = CASE WHEN expires_at > $2 THEN $2 ELSE expires_at END, replaced = 1 WHERE token_hash = $1 AND replaced = 0 RETURNING uid",
                 .text(user.tokenHash), .int(Clock.unixNow() + policy.refreshGrace)
             )
+            guard !replaced.isEmpty else { throw CloudAPIError.tokenInvalid(detail: "this token was renewed already; use the new one") }
             return try await issueToken(uid: user.uid, appID: user.appID, on: transaction, client: client)
         }
         await announce(uid: user.uid)

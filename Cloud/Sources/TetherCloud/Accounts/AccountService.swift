@@ -206,10 +206,22 @@ public struct AccountService: Sendable {
         let uid = try row.text("uid")
         let sourceKey = "login:\(uid):\(client.source.key)"
         let accountKey = "login:\(uid)"
-        try await limiter.check(sourceKey, abuse.loginFailuresPerAccountAndSource).require("too many failed logins from this address; try again later")
-        try await limiter.check(accountKey, abuse.loginFailuresPerAccount).require("too many failed logins for this account; try again later")
+        // Counted before the password is checked, so that parallel attempts cannot all pass a
+        // check made before any of them was counted; a success takes its count back.
+        let bySource = try await limiter.consume(sourceKey, abuse.loginFailuresPerAccountAndSource)
+        let byAccount = try await limiter.consume(accountKey, abuse.loginFailuresPerAccount)
+        try bySource.require("too many failed logins from this address; try again later")
+        // The account-wide limit does not hold back a source that has a session of this account:
+        // its owner's phone keeps logging in while strangers guess from many addresses.
+        var accountLimited = byAccount.count >= abuse.loginFailuresPerAccount.count
+        if accountLimited, try await database.first(
+            "SELECT 1 AS known FROM user_tokens WHERE uid = $1 AND source = $2 LIMIT 1", .text(uid), .text(client.source.key)
+        ) != nil {
+            accountLimited = false
+        }
+        if accountLimited { try byAccount.require("too many failed logins for this account; try again later") }
         guard try await hasher.verify(password, hash: storedHash) else {
-            try await recordFailedLogin(uid: uid, sourceKey: sourceKey, accountKey: accountKey)
+            try await failedLogin(uid: uid, bySource: bySource, byAccount: byAccount, accountLimited: accountLimited)
         }
         guard try !row.bool("is_disabled") else {
             throw CloudAPIError.userInvalid(detail: "this account is disabled")
@@ -218,13 +230,12 @@ public struct AccountService: Sendable {
             throw CloudAPIError.emailNotActivated(detail: "open the link in the confirmation e-mail first")
         }
         try await limiter.reset(sourceKey, abuse.loginFailuresPerAccountAndSource)
+        try await limiter.refund(accountKey, abuse.loginFailuresPerAccount)
         return try await issueToken(uid: uid, appID: appID, on: database, client: client)
     }
 
-    private func recordFailedLogin(uid: String, sourceKey: String, accountKey: String) async throws -> Never {
-        let bySource = try await limiter.consume(sourceKey, abuse.loginFailuresPerAccountAndSource)
-        let byAccount = try await limiter.consume(accountKey, abuse.loginFailuresPerAccount)
-        if bySource.count >= abuse.loginFailuresPerAccountAndSource.count || byAccount.count >= abuse.loginFailuresPerAccount.count {
+    private func failedLogin(uid: String, bySource: RateLimiter.Decision, byAccount: RateLimiter.Decision, accountLimited: Bool) async throws -> Never {
+        if bySource.count >= abuse.loginFailuresPerAccountAndSource.count || accountLimited {
             logger.notice("logins locked after failed attempts", metadata: [
                 "uid": "\(uid)", "from this source": "\(bySource.count)", "from all sources": "\(byAccount.count)",
             ])

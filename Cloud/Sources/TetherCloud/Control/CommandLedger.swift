@@ -59,14 +59,19 @@ public struct CommandLedger: Sendable {
     /// time-to-live has not passed, commands accepted and never sent (the cloud stopped before
     /// it sent them), and data-point writes sent without an answer (the device or the cloud
     /// went away before it answered; writing the same values again does no harm), each before
-    /// its answer deadline. Service calls and raw bytes already sent are not sent twice.
+    /// its answer deadline. Service calls and raw bytes already sent are not sent twice, and
+    /// nothing is sent again that a later write, already acknowledged, overtook: the device
+    /// would go back to older values.
     func resumable(did: String, now: Int64, answerTimeoutMs: Int64) async throws(StorageError) -> [CommandRecord] {
         try await database.query(
             """
-            SELECT \(CommandRecord.columns) FROM commands WHERE did = $1 AND (
+            SELECT \(CommandRecord.columns) FROM commands c WHERE did = $1 AND (
                 (state = 'queued' AND queue_until_ms > $2)
                 OR (state = 'accepted' AND created_ms > $3)
                 OR (state = 'sent' AND kind = 'attrs' AND sent_ms > $3))
+            AND NOT (c.state <> 'queued' AND c.kind = 'attrs' AND EXISTS (
+                SELECT 1 FROM commands later WHERE later.did = c.did AND later.id > c.id AND later.kind = 'attrs'
+                AND later.state IN ('acknowledged', 'applied')))
             ORDER BY id
             """,
             .text(did), .int(now), .int(now - answerTimeoutMs)

@@ -47,8 +47,15 @@ public struct BindingService: Sendable {
             try Validation.displayText(remark, field: "remark")
             try Validation.displayText(alias, field: "dev_alias")
             let deviceKey = "bind:device:\(did)"
-            if throttled.isAllowed { throttled = try await limiter.check(userKey, policy.bindFailuresPerUser) }
-            if throttled.isAllowed { throttled = try await limiter.check(deviceKey, policy.bindFailuresPerDevice) }
+            guard throttled.isAllowed else {
+                failed.append(.string(did))
+                continue
+            }
+            // Counted before the passcode is compared, so that parallel requests cannot all pass
+            // a check made before any of them was counted; a success takes its counts back.
+            throttled = try await limiter.consume(userKey, policy.bindFailuresPerUser)
+            // A user already over the limit does not spend the device's budget too.
+            if throttled.isAllowed { throttled = try await limiter.consume(deviceKey, policy.bindFailuresPerDevice) }
             guard throttled.isAllowed else {
                 failed.append(.string(did))
                 continue
@@ -63,12 +70,17 @@ public struct BindingService: Sendable {
                     _ = try await addBinding(uid: user.uid, device: device, setOwner: false, remark: remark, alias: alias, on: transaction)
                 }
                 success.append(.string(did))
+                try await limiter.refund(userKey, policy.bindFailuresPerUser)
+                try await limiter.refund(deviceKey, policy.bindFailuresPerDevice)
                 await bus?.publish(.binding(uid: user.uid, did: did, bound: true))
             } catch let error as CloudAPIError {
                 failed.append(.string(did))
-                guard error.code == CloudAPIError.didPasscodeInvalid().code else { continue }
-                _ = try await limiter.consume(userKey, policy.bindFailuresPerUser)
-                _ = try await limiter.consume(deviceKey, policy.bindFailuresPerDevice)
+                if error.code != CloudAPIError.didPasscodeInvalid().code {
+                    // Refused for another reason than the passcode (a disabled device, an owner
+                    // already there): no guess was made.
+                    try await limiter.refund(userKey, policy.bindFailuresPerUser)
+                    try await limiter.refund(deviceKey, policy.bindFailuresPerDevice)
+                }
             }
         }
         if success.isEmpty { try throttled.require("too many wrong passcodes; try again later") }

@@ -83,12 +83,15 @@ public struct DeviceRegistry: Sendable {
     }
 
     /// Registers a device or, properly authenticated, gives an existing one a new passcode.
+    ///
+    /// The product's budget counts only registrations whose signature holds (or unsigned ones,
+    /// for a product open to them): a stranger, who knows product keys, must not be able to
+    /// spend it and block the product's devices.
     func register(_ request: Request, source: ClientSource) async throws -> DeviceRegistrationAnswer {
         try await limiter.consume("register:source:\(source.key)", policy.registrationsPerSource).require("too many registrations from this address")
         guard let product = try await ProductRecord.find(request.productKey, in: database) else {
             throw CloudAPIError.productKeyInvalid()
         }
-        try await limiter.consume("register:product:\(product.productKey)", policy.registrationsPerProduct).require("too many registrations for this product")
         for _ in 0..<2 {
             let existing = try await RegisteredDevice.find(productKey: product.productKey, mac: request.mac, in: database)
             do {
@@ -124,15 +127,17 @@ public struct DeviceRegistry: Sendable {
         guard AlinkSignMethod.hmacsha256.verify(Array(proof.sign.utf8), content: request.signingContent, key: key) else {
             throw CloudAPIError.signatureInvalid(detail: "sign is not HMAC-SHA256 of the form with the \(proof.authority.rawValue) secret")
         }
+        try await consumeProductBudget(product)
         let passcode = request.passcode ?? Secrets.passcode()
         guard let existing else {
             let created = try await insert(productKey: product.productKey, mac: request.mac, passcode: passcode, registeredAt: proof.timestamp)
             return DeviceRegistrationAnswer(did: created.did, passcode: passcode, deviceSecret: created.deviceSecret)
         }
-        // An older registration sent again (a replay) must not undo a newer one. The newest one
-        // sent again sets what it already set.
-        guard proof.timestamp >= existing.registeredAt else {
-            throw CloudAPIError.timestampInvalid(detail: "older than this device's last registration (a replay?)")
+        // Each signed registration of a device is newer than the last: one sent again (a replay)
+        // is refused, whether it would undo a newer one or choose a new passcode for whoever
+        // replayed it.
+        guard proof.timestamp > existing.registeredAt else {
+            throw CloudAPIError.timestampInvalid(detail: "not newer than this device's last registration (a replay?)")
         }
         // Every unit of a product carries the product secret: once a device has connected, only
         // its own secret changes its passcode.
@@ -141,11 +146,11 @@ public struct DeviceRegistry: Sendable {
         }
         // Conditional on the timestamp, so that of two registrations racing the newer one wins.
         let updated = try await database.first(
-            "UPDATE devices SET passcode = $2, registered_ts = $3, updated_at = $4 WHERE did = $1 AND registered_ts <= $3 RETURNING did",
+            "UPDATE devices SET passcode = $2, registered_ts = $3, updated_at = $4 WHERE did = $1 AND registered_ts < $3 RETURNING did",
             .text(existing.did), .text(passcode), .int(proof.timestamp), .int(Clock.unixNow())
         )
         guard updated != nil else {
-            throw CloudAPIError.timestampInvalid(detail: "older than this device's last registration (a replay?)")
+            throw CloudAPIError.timestampInvalid(detail: "not newer than this device's last registration (a replay?)")
         }
         let secret = proof.authority == .product ? existing.deviceSecret : nil
         return DeviceRegistrationAnswer(did: existing.did, passcode: passcode, deviceSecret: secret)
@@ -160,6 +165,7 @@ public struct DeviceRegistry: Sendable {
         guard let passcode = request.passcode else {
             throw CloudAPIError.formInvalid(detail: "passcode is required in an unsigned registration")
         }
+        try await consumeProductBudget(product)
         guard let existing else {
             let created = try await insert(productKey: product.productKey, mac: request.mac, passcode: passcode, registeredAt: 0)
             return DeviceRegistrationAnswer(did: created.did)
@@ -168,6 +174,10 @@ public struct DeviceRegistry: Sendable {
             throw CloudAPIError.macAlreadyRegistered(detail: "a signed registration changes an existing device's passcode")
         }
         return DeviceRegistrationAnswer(did: existing.did)
+    }
+
+    private func consumeProductBudget(_ product: ProductRecord) async throws {
+        try await limiter.consume("register:product:\(product.productKey)", policy.registrationsPerProduct).require("too many registrations for this product")
     }
 
     private func insert(productKey: String, mac: String, passcode: String, registeredAt: Int64) async throws(StorageError) -> (did: String, deviceSecret: String) {

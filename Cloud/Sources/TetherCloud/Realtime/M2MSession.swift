@@ -190,6 +190,11 @@ final class M2MSession: Sendable {
         do {
             let user = try await accounts.authenticate(appID: appID, token: token)
             guard user.uid == uid else { throw CloudAPIError.tokenInvalid(detail: "the token belongs to another user") }
+            // A connection belongs to one user: its subscriptions and commands were authorized
+            // for that user, and a revocation of that user must find it.
+            if let current = state.withLock({ $0.user }), current.uid != user.uid {
+                throw CloudAPIError.tokenInvalid(detail: "this connection is logged in as another user; open a new one")
+            }
             let heartbeat: Int64 = switch data["heartbeat_interval"] {
             case .int(let seconds)?: min(max(seconds, 10), 180)
             default: 180

@@ -22,8 +22,16 @@ final class RealtimeHub: Sendable {
 
     var sessionCount: Int { sessions.withLock { $0.count } }
 
-    /// Dispatches bus events until the bus ends or the task is cancelled.
+    /// Dispatches bus events until the bus ends or the task is cancelled. Sessions re-check
+    /// their tokens in child tasks, so that a burst of revocations never holds up the reports
+    /// and presence every other session waits for.
     func run() async {
+        await withDiscardingTaskGroup { checks in
+            await dispatch(recheckingIn: &checks)
+        }
+    }
+
+    private func dispatch(recheckingIn checks: inout DiscardingTaskGroup) async {
         for await event in bus.events() {
             let targets = sessions.withLock { Array($0.values) }
             guard !targets.isEmpty else { continue }
@@ -49,7 +57,9 @@ final class RealtimeHub: Sendable {
                 for session in targets where session.uid == uid { session.send(frame) }
                 if !bound { for session in targets where session.uid == uid { session.unsubscribe(did) } }
             case .credentialsChanged(let uid):
-                for session in targets where session.uid == uid { await session.revalidate() }
+                for session in targets where session.uid == uid {
+                    checks.addTask { await session.revalidate() }
+                }
             case .deliver:
                 break
             }

@@ -24,19 +24,41 @@ public struct ClientSource: Sendable, Hashable, CustomStringConvertible {
     ///   - forwardedFor: the request's `X-Forwarded-For`, read only when `remote` is one of
     ///     `trustedProxies` (the rightmost address not itself a trusted proxy).
     public init(remote: SocketAddress?, forwardedFor: String?, trustedProxies: Set<String>) {
-        let peer = remote?.ipAddress ?? "unknown"
+        let peer = remote.flatMap(Self.canonicalIP) ?? "unknown"
+        let trustedProxies = Self.canonical(trustedProxies)
         guard trustedProxies.contains(peer), let forwardedFor else {
             self.init(key: Self.normalize(remote))
             return
         }
         let hops = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        let client = hops.last { !trustedProxies.contains($0) } ?? peer
+        let client = hops.last { !trustedProxies.contains(Self.canonicalIP($0) ?? $0) } ?? peer
         if let address = try? SocketAddress(ipAddress: client, port: 0) {
             self.init(key: Self.normalize(address))
         } else {
             // A proxy that forwards something that is not an address: count by the proxy.
             self.init(key: peer)
         }
+    }
+
+    /// An address as one text whatever way it was written: IPv6 in its shortest lower-case form,
+    /// IPv4-mapped IPv6 as IPv4. Nil for what is not an IP address.
+    static func canonicalIP(_ text: String) -> String? {
+        (try? SocketAddress(ipAddress: text, port: 0)).flatMap(canonicalIP)
+    }
+
+    static func canonicalIP(_ address: SocketAddress) -> String? {
+        guard let ip = address.ipAddress else { return nil }
+        guard case .v6(let v6) = address else { return ip }
+        let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff {
+            return bytes[12..<16].map(String.init).joined(separator: ".")
+        }
+        return ip.lowercased()
+    }
+
+    /// Addresses people configured, each in its canonical form (unparseable ones kept as given).
+    static func canonical(_ addresses: Set<String>) -> Set<String> {
+        Set(addresses.map { canonicalIP($0) ?? $0 })
     }
 
     static func normalize(_ address: SocketAddress?) -> String {

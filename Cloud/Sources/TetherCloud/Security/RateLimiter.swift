@@ -28,6 +28,14 @@ struct RateLimiter: Sendable {
         return Decision(count: count, retryAfter: count < limit.count ? nil : start + limit.window - now)
     }
 
+    /// Takes back one event counted under `key` in the current window: an attempt counted before
+    /// it was checked (so that parallel attempts cannot all pass a check) that succeeded.
+    func refund(_ key: String, _ limit: RateLimit, now: Int64 = Clock.unixNow()) async throws(StorageError) {
+        try await database.query(
+            "UPDATE rate_limits SET count = count - 1 WHERE key = $1 AND window_start = $2 AND count > 0", .text(key), .int(now - now % limit.window)
+        )
+    }
+
     /// Forgets `key` in the current window (a successful login clears its failures).
     func reset(_ key: String, _ limit: RateLimit, now: Int64 = Clock.unixNow()) async throws(StorageError) {
         try await database.query("DELETE FROM rate_limits WHERE key = $1 AND window_start = $2", .text(key), .int(now - now % limit.window))

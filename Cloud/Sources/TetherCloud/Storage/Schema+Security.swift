@@ -16,6 +16,7 @@ extension Schema {
             "ALTER TABLE user_tokens ADD COLUMN source TEXT NOT NULL DEFAULT ''",
             "ALTER TABLE user_tokens ADD COLUMN user_agent TEXT NOT NULL DEFAULT ''",
             "ALTER TABLE user_tokens ADD COLUMN last_used_at BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE user_tokens ADD COLUMN replaced BIGINT NOT NULL DEFAULT 0",
         ]
     }
 }

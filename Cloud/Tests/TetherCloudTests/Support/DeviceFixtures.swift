@@ -31,10 +31,11 @@ enum DeviceFixtures {
         return try await register(cloud, product: product, mac: mac)
     }
 
-    static func register(_ cloud: CloudHarness, product: Administration.CreatedProduct, mac: String? = nil) async throws -> Registered {
+    /// `timestamp`: a device's registrations each carry a newer one (a second later is enough).
+    static func register(_ cloud: CloudHarness, product: Administration.CreatedProduct, mac: String? = nil, timestamp: Int64 = Clock.unixNow()) async throws -> Registered {
         let mac = mac ?? Secrets.hex(bytes: 6)
         let passcode = Secrets.passcode()
-        let form = try #require(DeviceRegistrationForm(productKey: product.productKey, mac: mac, passcode: passcode, timestamp: Clock.unixNow()))
+        let form = try #require(DeviceRegistrationForm(productKey: product.productKey, mac: mac, passcode: passcode, timestamp: timestamp))
         let response = try await postRegistration(cloud, form.signed(with: product.productSecret).formEncoded)
         #expect(response.status == .created, "\(response.text)")
         let answer = try #require(DeviceRegistrationAnswer(formEncoded: response.text), "\(response.text)")

@@ -41,6 +41,7 @@ extension HTTPServerBuilder {
         shouldUpgrade: @escaping @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
     ) -> HTTPServerBuilder {
         let counter = ConnectionCounter(limit: limits.maximumConnectionsPerSource)
+        let exempt = ClientSource.canonical(exempt)
         return HTTPServerBuilder { responder in
             var decoder = HTTP1Channel.Configuration.DecoderConfiguration()
             decoder.maxHeaderFieldSize = limits.maximumHeaderSize

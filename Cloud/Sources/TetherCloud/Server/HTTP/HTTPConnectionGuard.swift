@@ -36,7 +36,7 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         let peer = context.channel.remoteAddress
-        if let ip = peer?.ipAddress, !exempt.contains(ip) {
+        if let peer, let ip = ClientSource.canonicalIP(peer), !exempt.contains(ip) {
             let source = ClientSource.normalize(peer)
             guard counter.open(source) else {
                 reject(context: context, .tooManyRequests)
