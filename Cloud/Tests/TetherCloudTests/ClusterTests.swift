@@ -86,4 +86,28 @@ struct ClusterTests {
             } }
         }
     }
+
+    @Test("rate limits count on every node together: registrations from one source spread over two nodes")
+    func rateLimitsAcrossNodes() async throws {
+        try await TestEngine.postgres.withFreshDatabase { url in
+            let databaseA = try await url.open(logger: TestEngine.logger)
+            let databaseB = try await url.open(logger: TestEngine.logger)
+            let limited: @Sendable (inout CloudConfiguration) -> Void = { $0.abuse.registrationsPerSource = RateLimit(3, per: 3600) }
+            try await CommandResumeTests.closing(databaseA) { try await CommandResumeTests.closing(databaseB) {
+                try await CloudHarness.serve(database: databaseA, configure: limited) { nodeA in
+                    try await CloudHarness.serve(database: databaseB, app: nodeA.app, configure: limited) { nodeB in
+                        let product = try await nodeA.admin.createProduct(name: "p", modelFile: try DeviceFixtures.petHouse(), format: .gizwits)
+                        func register(_ index: Int, on node: CloudHarness) async throws -> APIResponse {
+                            let form = try #require(DeviceRegistrationForm(productKey: product.productKey, mac: String(format: "00000000aa%02x", index), timestamp: Clock.unixNow()))
+                            return try await DeviceFixtures.postRegistration(node, form.signed(with: product.productSecret).formEncoded)
+                        }
+                        #expect(try await register(0, on: nodeA).status == .created)
+                        #expect(try await register(1, on: nodeB).status == .created)
+                        #expect(try await register(2, on: nodeA).status == .created)
+                        #expect(try await register(3, on: nodeB).errorCode == 9041, "the fourth from 127.0.0.1, whichever node it reaches")
+                    }
+                }
+            } }
+        }
+    }
 }

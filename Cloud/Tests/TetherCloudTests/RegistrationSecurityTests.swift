@@ -140,7 +140,7 @@ struct RegistrationSecurityTests {
         }
     }
 
-    @Test("registrations are limited per source and per product, across nodes sharing the database", arguments: TestEngine.allCases)
+    @Test("registrations are limited per source and per product", arguments: TestEngine.allCases)
     func rateLimits(engine: TestEngine) async throws {
         try await CloudHarness.run(engine, configure: { configuration in
             configuration.abuse.registrationsPerSource = RateLimit(3, per: 3600)
