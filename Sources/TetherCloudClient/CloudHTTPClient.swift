@@ -1,9 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-#if canImport(NIOSSL)
 import NIOSSL
-#endif
 import TetherCore
 
 /// One HTTP request to the cloud.
@@ -82,13 +80,9 @@ struct CloudHTTPClient: Sendable {
     }
 
     static func addTLS(to channel: any Channel, host: String) throws {
-        #if canImport(NIOSSL)
         let context = try NIOSSLContext(configuration: .makeClientConfiguration())
         let isAddress = host.contains(":") || host.split(separator: ".").allSatisfy { UInt8($0) != nil }
         try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: isAddress ? nil : host))
-        #else
-        throw TetherError(.connectionFailed, "https is not available on this platform yet")
-        #endif
     }
 }
 

@@ -3,7 +3,7 @@ public import NIOCore
 import NIOConcurrencyHelpers
 import NIOPosix
 import Synchronization
-public import TetherCore
+import TetherCore
 
 /// An embeddable MQTT 3.1, 3.1.1 and 5.0 broker: sessions (clean and persistent, takeover,
 /// v5 expiry), a topic tree with `+`/`#`, the `$` rule and shared subscriptions, retained
@@ -17,7 +17,7 @@ public import TetherCore
 public final class MQTTBroker: Sendable {
     let core: BrokerCore
     private let group: any EventLoopGroup
-    private let bound = AsyncPromise<[SocketAddress], TetherError>()
+    private let bound = AsyncPromise<[SocketAddress], MQTTError>()
 
     /// Builds a broker that does not listen until ``run(listeners:)``; without a `group` it uses
     /// NIO's shared `MultiThreadedEventLoopGroup.singleton`.
@@ -37,7 +37,7 @@ public final class MQTTBroker: Sendable {
 
     /// The addresses the listeners are bound to, once they are (ports chosen by the system
     /// when 0 was given).
-    public func addresses() async throws(TetherError) -> [SocketAddress] {
+    public func addresses() async throws(MQTTError) -> [SocketAddress] {
         try await bound.value()
     }
 
@@ -110,7 +110,7 @@ public final class MQTTBroker: Sendable {
                 channels.append(try await bind(listener))
             }
         } catch {
-            let failure = TetherError(.bindFailed, "cannot listen: \(error)")
+            let failure = MQTTError(.listenFailed, "cannot listen: \(error)")
             bound.resolve(.failure(failure))
             for channel in channels { try? await channel.executeThenClose { _ in } }
             throw failure

@@ -1,4 +1,3 @@
-#if canImport(NIOSSL)
 import NIOSSL
 
 extension MQTTBrokerFileConfiguration {
@@ -36,4 +35,3 @@ extension MQTTBrokerFileConfiguration.Listener {
         }
     }
 }
-#endif

@@ -1,4 +1,3 @@
-#if canImport(NIOSSL)
 public import NIOCore
 public import NIOSSL
 
@@ -62,4 +61,3 @@ extension MQTTListener {
         }
     }
 }
-#endif
