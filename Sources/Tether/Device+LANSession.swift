@@ -68,7 +68,7 @@ extension Device {
                 }
                 logger.debug("device reconnection failed", metadata: ["tether.device": "\(id)", "tether.error": "\(error)"])
             }
-            let delay = lan.reconnectDelay(attempt: attempt, using: &generator)
+            let delay = lan.reconnect.delay(attempt: attempt, using: &generator)
             attempt += 1
             do { try await Task.sleep(for: delay) } catch { break }
         }

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 public import TetherCloudClient
+public import TetherCore
 
 extension TetherClient {
     /// How a ``TetherClient`` works. Every field has a default.
@@ -41,9 +42,8 @@ extension TetherClient {
         public var requestTimeout: Duration
         /// How often the bound devices are read again (they are also read at every login).
         public var bindingsRefreshInterval: Duration
-        /// Delays between attempts to reconnect the real-time connection: `initial`, doubling up
-        /// to `maximum`, each with ±20 % jitter.
-        public var reconnectDelay: (initial: Duration, maximum: Duration)
+        /// Delays between attempts to reconnect the real-time connection.
+        public var reconnect: ReconnectPolicy
         /// Whether the model of a product the configuration lacks is fetched from the cloud
         /// (`/app/datapoint`) when a device of that product is found or bound.
         public var fetchesProductModels: Bool
@@ -58,7 +58,7 @@ extension TetherClient {
             renewBefore: Duration = .seconds(24 * 3600),
             requestTimeout: Duration = .seconds(15),
             bindingsRefreshInterval: Duration = .seconds(60),
-            reconnectDelay: (initial: Duration, maximum: Duration) = (.milliseconds(500), .seconds(30)),
+            reconnect: ReconnectPolicy = ReconnectPolicy(),
             fetchesProductModels: Bool = true
         ) {
             self.endpoint = endpoint
@@ -68,14 +68,14 @@ extension TetherClient {
             self.renewBefore = renewBefore
             self.requestTimeout = requestTimeout
             self.bindingsRefreshInterval = bindingsRefreshInterval
-            self.reconnectDelay = reconnectDelay
+            self.reconnect = reconnect
             self.fetchesProductModels = fetchesProductModels
         }
 
         var realtimeConfiguration: CloudRealtimeConfiguration {
             CloudRealtimeConfiguration(
                 endpoint: endpoint, appID: appID, requestTimeout: requestTimeout,
-                reconnectInitial: reconnectDelay.initial, reconnectMaximum: reconnectDelay.maximum
+                reconnect: reconnect
             )
         }
 
@@ -110,8 +110,8 @@ public struct LANConfiguration: Sendable {
     public var heartbeatInterval: Duration
     /// A heartbeat unanswered for this long means the link is dead: the client reconnects.
     public var heartbeatTimeout: Duration
-    /// Reconnection delays: `initial`, doubling up to `maximum`, each with ±20 % jitter.
-    public var reconnectDelay: (initial: Duration, maximum: Duration)
+    /// Delays between attempts to connect to a subscribed device again (0.5 s, doubling up to 15 s).
+    public var reconnect: ReconnectPolicy
     /// Largest frame accepted from a device.
     public var maximumFrameLength: Int
 
@@ -126,7 +126,7 @@ public struct LANConfiguration: Sendable {
         requestTimeout: Duration = .seconds(5),
         heartbeatInterval: Duration = .seconds(4),
         heartbeatTimeout: Duration = .seconds(3),
-        reconnectDelay: (initial: Duration, maximum: Duration) = (.milliseconds(500), .seconds(15)),
+        reconnect: ReconnectPolicy = ReconnectPolicy(maximumDelay: .seconds(15)),
         maximumFrameLength: Int = GizwitsLANFrame.defaultMaximumFrameLength
     ) {
         self.discoveryEnabled = discoveryEnabled
@@ -138,7 +138,7 @@ public struct LANConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         self.heartbeatInterval = heartbeatInterval
         self.heartbeatTimeout = heartbeatTimeout
-        self.reconnectDelay = reconnectDelay
+        self.reconnect = reconnect
         self.maximumFrameLength = maximumFrameLength
     }
 
@@ -146,11 +146,5 @@ public struct LANConfiguration: Sendable {
         .init(connectTimeout: connectTimeout, requestTimeout: requestTimeout, maximumFrameLength: maximumFrameLength)
     }
 
-    /// The delay before reconnection attempt `attempt` (0-based).
-    func reconnectDelay(attempt: Int, using generator: inout some RandomNumberGenerator) -> Duration {
-        var delay = reconnectDelay.initial
-        for _ in 0..<min(attempt, 30) where delay < reconnectDelay.maximum { delay *= 2 }
-        delay = min(delay, reconnectDelay.maximum)
-        return delay * Double.random(in: 0.8...1.2, using: &generator)
-    }
+
 }

@@ -42,9 +42,9 @@ public struct CloudLink: Sendable {
                 logger.warning("cannot reach the cloud", metadata: ["error": "\(error)"])
                 device.events.yield(.cloudUnreachable("\(error)"))
             }
+            // The MQTT client's own policy spaces first connections too (one policy for every link).
+            try? await Task.sleep(for: (configuration.reconnect ?? ReconnectPolicy()).delay(attempt: attempt))
             attempt += 1
-            let delay = Duration.milliseconds(min(30_000, 500 << min(attempt, 6)))
-            try? await Task.sleep(for: delay * Double.random(in: 0.8...1.2))
         }
     }
 

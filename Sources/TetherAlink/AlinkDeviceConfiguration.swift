@@ -1,3 +1,4 @@
+public import TetherCore
 public import TetherMQTT
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -25,7 +26,7 @@ public struct AlinkDeviceConfiguration: Sendable {
     /// How long a post waits for its `_reply`.
     public var replyTimeout: Duration
     /// Reconnection after a lost connection; nil turns it off.
-    public var reconnect: MQTTClientConfiguration.Reconnect?
+    public var reconnect: ReconnectPolicy?
     /// Unix time in seconds, signed into every CONNECT.
     public var now: @Sendable () -> Int64
     /// Subscribe to the device's downstream topics instead of relying on the cloud's
@@ -43,7 +44,7 @@ public struct AlinkDeviceConfiguration: Sendable {
         transport: MQTTTransport = .tcp,
         signMethod: AlinkSignMethod = .hmacsha1,
         replyTimeout: Duration = .seconds(10),
-        reconnect: MQTTClientConfiguration.Reconnect? = .init(),
+        reconnect: ReconnectPolicy? = ReconnectPolicy(),
         now: @escaping @Sendable () -> Int64 = { AlinkClock.now() },
         subscribesExplicitly: Bool = false
     ) {

@@ -16,19 +16,16 @@ public struct CloudRealtimeConfiguration: Sendable {
     public var heartbeat: Duration
     /// How long a request (login, subscribe, write, read) waits for its answer.
     public var requestTimeout: Duration
-    /// Reconnection delays, doubling from `initial` up to `maximum` with ±20 % jitter.
-    public var reconnectInitial: Duration
-    /// The longest delay between reconnection attempts.
-    public var reconnectMaximum: Duration
+    /// Delays between reconnection attempts.
+    public var reconnect: ReconnectPolicy
 
     /// A configuration; only the endpoint and app ID are required.
-    public init(endpoint: CloudEndpoint, appID: String, heartbeat: Duration = .seconds(60), requestTimeout: Duration = .seconds(10), reconnectInitial: Duration = .milliseconds(500), reconnectMaximum: Duration = .seconds(30)) {
+    public init(endpoint: CloudEndpoint, appID: String, heartbeat: Duration = .seconds(60), requestTimeout: Duration = .seconds(10), reconnect: ReconnectPolicy = ReconnectPolicy()) {
         self.endpoint = endpoint
         self.appID = appID
         self.heartbeat = heartbeat
         self.requestTimeout = requestTimeout
-        self.reconnectInitial = reconnectInitial
-        self.reconnectMaximum = reconnectMaximum
+        self.reconnect = reconnect
     }
 }
 
@@ -309,10 +306,8 @@ public final class CloudRealtime: Sendable {
                 broadcast.yield(.disconnected(error))
                 logger.debug("cloud real-time connection failed", metadata: ["error": "\(error)"])
             }
+            try? await Task.sleep(for: configuration.reconnect.delay(attempt: attempt))
             attempt += 1
-            var delay = configuration.reconnectInitial
-            for _ in 0..<min(attempt - 1, 16) where delay < configuration.reconnectMaximum { delay *= 2 }
-            try? await Task.sleep(for: min(delay, configuration.reconnectMaximum) * Double.random(in: 0.8...1.2))
         }
     }
 

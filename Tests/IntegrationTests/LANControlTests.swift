@@ -17,7 +17,7 @@ struct LANControlTests {
             requestTimeout: .seconds(2),
             heartbeatInterval: .milliseconds(300),
             heartbeatTimeout: .seconds(1),
-            reconnectDelay: (.milliseconds(50), .milliseconds(200))
+            reconnect: ReconnectPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200))
         )
     }
 

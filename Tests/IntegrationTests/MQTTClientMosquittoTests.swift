@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import Testing
+import TetherCore
 @_spi(Testing) import TetherMQTT
 import TetherTestSupport
 
@@ -11,7 +12,7 @@ struct MQTTClientMosquittoTests {
         MQTTClientConfiguration(
             host: "127.0.0.1", port: broker.port, version: version, clientID: clientID, cleanStart: cleanStart,
             sessionExpiry: cleanStart ? 0 : 3600, keepAlive: 30, connectTimeout: .seconds(2), requestTimeout: .seconds(3),
-            reconnect: .init(initial: .milliseconds(100), maximum: .milliseconds(400))
+            reconnect: ReconnectPolicy(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(400))
         )
     }
 
@@ -232,7 +233,7 @@ struct MQTTClientScriptedTests {
     func dupRedelivery() async throws {
         let server = try await ScriptedMQTTServer(behaviour: .init(connack: MQTTConnAck(sessionPresent: true)))
         var configuration = MQTTClientConfiguration(host: "127.0.0.1", port: server.port, cleanStart: false)
-        configuration.reconnect = .init(initial: .milliseconds(50), maximum: .milliseconds(100))
+        configuration.reconnect = ReconnectPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(100))
         try await MQTTClient.withClient(configuration: configuration) { client in
             let publishing = Task { try await client.publish(MQTTMessage(topic: "d/1", payload: "x", qos: .exactlyOnce)) }
             func publishes() -> [MQTTPublish] { server.packets.compactMap { if case .publish(let p) = $0 { p } else { nil } } }

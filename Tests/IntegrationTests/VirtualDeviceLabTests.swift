@@ -13,7 +13,7 @@ struct VirtualDeviceLabTests {
         try await VirtualDeviceLab.withDevices(model: model, count: 2) { lab in
             #expect(lab.addresses.map(\.host) == ["127.0.0.1", "127.0.0.2"])
             var lan = lab.lanConfiguration()
-            lan.reconnectDelay = (.milliseconds(50), .milliseconds(200))
+            lan.reconnect = ReconnectPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200))
             try await withTetherClient(configuration: .init(products: [model], lan: lan)) { client in
                 var lists = client.deviceListUpdates().makeAsyncIterator()
                 var found: [Device] = []

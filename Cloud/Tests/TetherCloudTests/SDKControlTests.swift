@@ -51,12 +51,12 @@ struct SDKControlTests {
                 discoveryInterval: .milliseconds(200), presenceTimeout: .seconds(1), tcpPort: discovery?.tcpPort ?? 12416,
                 connectTimeout: .seconds(1), requestTimeout: .seconds(5),
                 heartbeatInterval: .milliseconds(500), heartbeatTimeout: .milliseconds(500),
-                reconnectDelay: (.milliseconds(100), .milliseconds(500))
+                reconnect: ReconnectPolicy(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(500))
             ),
             cloud: .init(
                 endpoint: try CloudEndpoint(url: "http://127.0.0.1:\(cloud.httpPort)"), appID: cloud.app.appID,
                 sessionStore: MemorySessionStore(), requestTimeout: .seconds(20), bindingsRefreshInterval: .seconds(3600),
-                reconnectDelay: (.milliseconds(100), .seconds(1))
+                reconnect: ReconnectPolicy(initialDelay: .milliseconds(100), maximumDelay: .seconds(1))
             )
         )
     }

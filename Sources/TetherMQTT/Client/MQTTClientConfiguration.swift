@@ -1,3 +1,5 @@
+public import TetherCore
+
 /// How an ``MQTTClient`` connects and behaves. Every field but the host has a default.
 public struct MQTTClientConfiguration: Sendable {
     /// The broker's host name or IP address; by default also the TLS server name and WebSocket `Host`.
@@ -33,27 +35,14 @@ public struct MQTTClientConfiguration: Sendable {
     /// Publications waiting to be sent (while disconnected, or while the in-flight window is
     /// full); ``MQTTError/Code/offlineQueueFull`` beyond it.
     public var maximumQueuedMessages: Int
-    /// Reconnection delays: from `initial`, doubling up to `maximum`, each with ±20 % jitter.
-    /// Nil turns automatic reconnection off.
-    public var reconnect: Reconnect?
+    /// Reconnection delays (by default from 0.5 s, doubling up to 30 s, each ±20 %). Nil turns
+    /// automatic reconnection off.
+    public var reconnect: ReconnectPolicy?
     /// Largest packet accepted from the broker.
     public var maximumPacketSize: Int
     /// Called before every connection attempt; what it returns replaces `clientID`, `username`
     /// and `password` for that attempt (Alink devices sign a fresh timestamp each time).
     public var credentials: (@Sendable () -> MQTTCredentials)?
-
-    /// The backoff between automatic reconnection attempts.
-    public struct Reconnect: Sendable {
-        /// The delay before the first attempt after a connection is lost.
-        public var initial: Duration
-        /// The longest delay between attempts, however many have failed.
-        public var maximum: Duration
-        /// Builds a backoff; the defaults go from 0.5 s up to 30 s.
-        public init(initial: Duration = .milliseconds(500), maximum: Duration = .seconds(30)) {
-            self.initial = initial
-            self.maximum = maximum
-        }
-    }
 
     /// Builds a configuration; only the host is required, and a random `tether-…` client
     /// identifier is generated when none is given.
@@ -73,7 +62,7 @@ public struct MQTTClientConfiguration: Sendable {
         requestTimeout: Duration = .seconds(10),
         maximumInflight: Int = 20,
         maximumQueuedMessages: Int = 1000,
-        reconnect: Reconnect? = Reconnect(),
+        reconnect: ReconnectPolicy? = ReconnectPolicy(),
         maximumPacketSize: Int = 1 << 20,
         credentials: (@Sendable () -> MQTTCredentials)? = nil
     ) {
@@ -98,10 +87,7 @@ public struct MQTTClientConfiguration: Sendable {
     }
 
     func reconnectDelay(attempt: Int) -> Duration? {
-        guard let reconnect else { return nil }
-        var delay = reconnect.initial
-        for _ in 0..<min(attempt, 30) where delay < reconnect.maximum { delay *= 2 }
-        return min(delay, reconnect.maximum) * Double.random(in: 0.8...1.2)
+        reconnect?.delay(attempt: attempt)
     }
 }
 
