@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "TetherMQTT", targets: ["TetherMQTT"]),
         .library(name: "TetherAlink", targets: ["TetherAlink"]),
         .library(name: "TetherCloudClient", targets: ["TetherCloudClient"]),
+        .library(name: "TetherCloudProtocol", targets: ["TetherCloudProtocol"]),
         .library(name: "TetherTesting", targets: ["TetherTesting"]),
         .executable(name: "tether", targets: ["tether"]),
         .executable(name: "tether-agent", targets: ["tether-agent"]),
@@ -35,6 +36,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "TetherCore", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+        // What the SDK and the cloud say to each other: M2M frames, Open API bodies and errors.
+        .target(name: "TetherCloudProtocol", dependencies: ["TetherCore"]),
         .target(
             name: "TetherGizwitsLAN",
             dependencies: [
@@ -85,6 +88,7 @@ let package = Package(
         .target(
             name: "TetherCloudClient",
             dependencies: [
+                "TetherCloudProtocol",
                 "TetherCore",
                 "TetherWebSocketClient",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -170,6 +174,7 @@ let package = Package(
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
+        .testTarget(name: "TetherCloudProtocolTests", dependencies: ["TetherCloudProtocol", "TetherCore"]),
         .testTarget(
             name: "TetherMQTTTests",
             dependencies: [

@@ -31,6 +31,7 @@ let package = Package(
                 .product(name: "TetherAlink", package: "Tether"),
                 .product(name: "TetherMQTT", package: "Tether"),
                 .product(name: "TetherCore", package: "Tether"),
+                .product(name: "TetherCloudProtocol", package: "Tether"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

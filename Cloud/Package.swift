@@ -42,6 +42,7 @@ let package = Package(
             name: "TetherCloud",
             dependencies: [
                 .product(name: "TetherCore", package: "Tether"),
+                .product(name: "TetherCloudProtocol", package: "Tether"),
                 .product(name: "TetherMQTT", package: "Tether"),
                 .product(name: "TetherAlink", package: "Tether"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -109,6 +110,7 @@ let package = Package(
                 .product(name: "TetherAgent", package: "Tether"),
                 .product(name: "Tether", package: "Tether"),
                 .product(name: "TetherCloudClient", package: "Tether"),
+                .product(name: "TetherCloudProtocol", package: "Tether"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],

@@ -3,6 +3,7 @@ public import NIOCore
 import NIOPosix
 import Synchronization
 public import TetherCore
+import TetherCloudProtocol
 import TetherWebSocketClient
 
 /// How a ``CloudRealtime`` connection reaches the cloud's WebSocket M2M API.
@@ -72,11 +73,6 @@ public final class CloudRealtime: Sendable {
     let group: any EventLoopGroup
     private let broadcast = Broadcast<CloudRealtimeEvent>(bufferSize: 4096)
 
-    private enum Waiter {
-        case login(AsyncPromise<JSONValue, TetherError>)
-        case subscribe(AsyncPromise<JSONValue, TetherError>)
-    }
-
     private struct State {
         var channel: (any Channel)?
         var subscribed: Set<String> = []
@@ -87,8 +83,8 @@ public final class CloudRealtime: Sendable {
         /// Acknowledged writes whose report has not come yet: wire `req_sn` → the caller's.
         var acknowledgedWrites: [Int: (did: String, sn: Int)] = [:]
         var reads: [Int: AsyncPromise<JSONObject, TetherError>] = [:]
-        var login: AsyncPromise<JSONValue, TetherError>?
-        var subscribe: [AsyncPromise<JSONValue, TetherError>] = []
+        var login: AsyncPromise<M2MLoginResult, TetherError>?
+        var subscribe: [AsyncPromise<M2MSubscribeResult, TetherError>] = []
         var shutDown = false
     }
 
@@ -169,9 +165,9 @@ public final class CloudRealtime: Sendable {
         state.withLock { $0.subscribed.formUnion(dids) }
         let answer = try await sendSubscribe(dids)
         var failed: [String: Int] = [:]
-        for entry in answer["failed"]?.arrayValue ?? [] {
-            guard let did = entry["did"]?.stringValue else { continue }
-            if case .int(let code)? = entry["error_code"] { failed[did] = Int(code) }
+        for entry in answer.failed {
+            guard let did = entry.did else { continue }
+            failed[did] = entry.errorCode
             state.withLock { _ = $0.subscribed.remove(did) }
         }
         return failed
@@ -192,7 +188,7 @@ public final class CloudRealtime: Sendable {
             state.writes[number] = (did, sn ?? number, promise)
             return number
         }
-        let frame: JSONValue = ["cmd": "c2s_write", "req_sn": .int(Int64(number)), "data": ["did": .string(did), "attrs": .object(attrs)]]
+        let frame = M2MFrame.write(M2MWrite(sequence: .number(Int64(number)), did: did, attrs: attrs))
         return try await request(frame, promise: promise, what: "write to \(did)") { state in _ = state.writes.removeValue(forKey: number) }
     }
 
@@ -202,7 +198,7 @@ public final class CloudRealtime: Sendable {
         guard let channel = state.withLock({ $0.login == nil ? $0.channel : nil }) else {
             throw TetherError(.connectionClosed, "the cloud's real-time connection is down; the data for \(did) was not sent")
         }
-        send(["cmd": "c2s_raw", "data": ["did": .string(did), "raw": .array(bytes.map { .int(Int64($0)) })]], on: channel)
+        send(.raw(M2MRaw(did: did, bytes: bytes)), on: channel)
     }
 
     /// Reads the device's latest status as the cloud holds it (`c2s_read`).
@@ -213,15 +209,13 @@ public final class CloudRealtime: Sendable {
             state.reads[state.nextSN] = promise
             return state.nextSN
         }
-        var data: JSONObject = ["did": .string(did)]
-        if !names.isEmpty { data["names"] = .array(names.map(JSONValue.string)) }
-        let frame: JSONValue = ["cmd": "c2s_read", "req_sn": .int(Int64(number)), "data": .object(data)]
+        let frame = M2MFrame.read(M2MRead(sequence: .number(Int64(number)), did: did, names: names.isEmpty ? nil : names))
         return try await request(frame, promise: promise, what: "read of \(did)") { state in _ = state.reads.removeValue(forKey: number) }
     }
 
-    private func sendSubscribe(_ dids: [String]) async throws(TetherError) -> JSONValue {
-        let promise = AsyncPromise<JSONValue, TetherError>()
-        let frame: JSONValue = ["cmd": "subscribe_req", "data": .array(dids.map { ["did": .string($0)] })]
+    private func sendSubscribe(_ dids: [String]) async throws(TetherError) -> M2MSubscribeResult {
+        let promise = AsyncPromise<M2MSubscribeResult, TetherError>()
+        let frame = M2MFrame.subscribe(dids: dids)
         // Answers are matched in order: the waiter joins the queue as its frame is sent.
         return try await request(frame, promise: promise, what: "subscription", register: { $0.subscribe.append(promise) }) { state in
             state.subscribe.removeAll { $0 === promise }
@@ -229,7 +223,7 @@ public final class CloudRealtime: Sendable {
     }
 
     private func request<Value: Sendable>(
-        _ frame: JSONValue, promise: AsyncPromise<Value, TetherError>, what: String,
+        _ frame: M2MFrame, promise: AsyncPromise<Value, TetherError>, what: String,
         register: (inout State) -> Void = { _ in }, cleanup: @escaping @Sendable (inout State) -> Void
     ) async throws(TetherError) -> Value {
         let sent = state.withLock { state -> Bool in
@@ -250,8 +244,8 @@ public final class CloudRealtime: Sendable {
         return try result.get()
     }
 
-    private func send(_ frame: JSONValue, on channel: any Channel) {
-        let text = frame.serialized()
+    private func send(_ frame: M2MFrame, on channel: any Channel) {
+        let text = frame.encoded()
         channel.eventLoop.execute {
             channel.writeAndFlush(M2MWebSocketChannel.frame(text, allocator: channel.allocator), promise: nil)
         }
@@ -277,7 +271,7 @@ public final class CloudRealtime: Sendable {
                 let heartbeat = Task { [configuration] in
                     while !Task.isCancelled {
                         try? await Task.sleep(for: configuration.heartbeat)
-                        self.send(["cmd": "ping"], on: channel)
+                        self.send(.ping, on: channel)
                     }
                 }
                 try? await channel.closeFuture.get()
@@ -343,23 +337,22 @@ public final class CloudRealtime: Sendable {
             channel.close(promise: nil)
             throw TetherError(.notLoggedIn, "no session for the real-time connection: \(error)")
         }
-        let login = AsyncPromise<JSONValue, TetherError>()
+        let login = AsyncPromise<M2MLoginResult, TetherError>()
         state.withLock { state in
             state.channel = channel
             state.login = login
         }
-        send(["cmd": "login_req", "data": [
-            "appid": .string(configuration.appID), "uid": .string(session.uid), "token": .string(session.token),
-            "p0_type": "attrs_v4", "heartbeat_interval": .int(min(180, configuration.heartbeat.components.seconds * 2)), "auto_subscribe": false,
-        ]], on: channel)
+        send(.login(M2MLogin(
+            appID: configuration.appID, uid: session.uid, token: session.token, dataFormat: .attributes,
+            heartbeatInterval: min(180, configuration.heartbeat.components.seconds * 2), autoSubscribe: false
+        )), on: channel)
         let timeout = configuration.requestTimeout
         let answer = await login.result(within: timeout) { .failure(TetherError(.timeout, "no login_res within \(timeout)")) }
         state.withLock { $0.login = nil }
         do {
-            let data = try answer.get()
-            guard data["success"] == .bool(true) else {
-                let code: Int? = if case .int(let code)? = data["error_code"] { Int(code) } else { nil }
-                throw TetherError(.notLoggedIn, "the cloud refused the real-time login: \(data["msg"]?.stringValue ?? "")", cloudCode: code ?? 9004)
+            let result = try answer.get()
+            guard result.success else {
+                throw TetherError(.notLoggedIn, "the cloud refused the real-time login: \(result.message ?? "")", cloudCode: result.errorCode ?? CloudError.tokenInvalid.code)
             }
             let dids = state.withLock { Array($0.subscribed) }.sorted()
             if !dids.isEmpty { _ = try await sendSubscribe(dids) }
@@ -390,21 +383,21 @@ public final class CloudRealtime: Sendable {
 
     /// One text frame from the cloud; anything unreadable is ignored (internal for the fuzz test).
     func receive(_ text: String) {
-        guard let frame = try? JSONValue.parse(text), let cmd = frame["cmd"]?.stringValue else {
-            logger.debug("unreadable frame from the cloud")
+        let frame: M2MFrame
+        do {
+            frame = try M2MFrame(decoding: text, maximumLength: .max)
+        } catch {
+            logger.debug("unreadable frame from the cloud", metadata: ["error": "\(error)"])
             return
         }
-        let data = frame["data"] ?? .null
-        let sn: Int? = if case .int(let number)? = frame["res_sn"] { Int(number) } else { nil }
-        let did = data["did"]?.stringValue ?? frame["did"]?.stringValue ?? ""
-        switch cmd {
-        case "login_res":
-            state.withLock { $0.login }?.resolve(.success(data))
-        case "subscribe_res":
+        switch frame {
+        case .loginResult(let result):
+            state.withLock { $0.login }?.resolve(.success(result))
+        case .subscribeResult(let result):
             let waiter = state.withLock { state in state.subscribe.isEmpty ? nil : state.subscribe.removeFirst() }
-            waiter?.resolve(.success(data))
-        case "s2c_ack":
-            guard let sn else { return }
+            waiter?.resolve(.success(result))
+        case .writeAcknowledged(let acknowledgement):
+            guard let sn = acknowledgement.sequence?.number.map(Int.init) else { return }
             let waiter = state.withLock { state -> (did: String, sn: Int, promise: AsyncPromise<CloudWriteAcknowledgement, TetherError>)? in
                 guard let waiter = state.writes.removeValue(forKey: sn) else { return nil }
                 // A report that never comes must not keep its entry forever: wire numbers only
@@ -416,25 +409,23 @@ public final class CloudRealtime: Sendable {
                 state.acknowledgedWrites[sn] = (waiter.did, waiter.sn)
                 return waiter
             }
-            let commandID: Int64? = if case .int(let id)? = frame["command_id"] { id } else { nil }
-            waiter?.promise.resolve(.success(CloudWriteAcknowledgement(sn: waiter?.sn ?? sn, commandID: commandID)))
-        case "s2c_noti":
-            let attrs = data["attrs"]?.objectValue ?? [:]
+            waiter?.promise.resolve(.success(CloudWriteAcknowledgement(sn: waiter?.sn ?? sn, commandID: acknowledgement.commandID)))
+        case .notification(let notification):
+            let sn = notification.answering?.number.map(Int.init)
             if let sn, let read = state.withLock({ $0.reads.removeValue(forKey: sn) }) {
-                read.resolve(.success(attrs))
+                read.resolve(.success(notification.attrs))
                 return
             }
             // The caller's sn of the write this report answers; nil for a report nobody here asked for.
             let answered: Int? = sn.flatMap { sn in
                 state.withLock { state in state.acknowledgedWrites.removeValue(forKey: sn)?.sn ?? state.writes[sn]?.sn }
             }
-            guard isSubscribed(did) else { return }
-            broadcast.yield(.status(did: did, attrs: attrs, sn: answered))
-        case "s2c_invalid_msg":
-            let code: Int = if case .int(let value)? = data["error_code"] { Int(value) } else { 9015 }
-            let error = TetherError(.cloudRefused, data["msg"]?.stringValue ?? "refused", cloudCode: code)
-            guard let sn else {
-                logger.debug("the cloud refused a frame", metadata: ["code": "\(code)"])
+            guard isSubscribed(notification.did) else { return }
+            broadcast.yield(.status(did: notification.did, attrs: notification.attrs, sn: answered))
+        case .invalid(let invalid):
+            let error = TetherError(.cloudRefused, invalid.message.isEmpty ? "refused" : invalid.message, cloudCode: invalid.errorCode)
+            guard let sn = invalid.sequence?.number.map(Int.init) else {
+                logger.debug("the cloud refused a frame", metadata: ["code": "\(invalid.errorCode)"])
                 return
             }
             let (write, read, acknowledged) = state.withLock { state in
@@ -445,23 +436,19 @@ public final class CloudRealtime: Sendable {
             if let acknowledged {
                 broadcast.yield(.writeFailed(did: acknowledged.did, sn: acknowledged.sn, error: error))
             }
-        case "s2c_online_status":
-            guard isSubscribed(did) else { return }
-            broadcast.yield(.online(did: did, online: data["online"] == .bool(true)))
-        case "s2c_binding_changed":
-            let bound = data["bind"] == .bool(true)
+        case .onlineStatus(let status):
+            guard isSubscribed(status.did) else { return }
+            broadcast.yield(.online(did: status.did, online: status.online))
+        case .bindingChanged(let did, let bound):
             if !bound { unsubscribe(did) }
             broadcast.yield(.bindingChanged(did: did, bound: bound))
-        case "s2c_raw":
-            guard isSubscribed(did) else { return }
-            let bytes = (data["raw"]?.arrayValue ?? []).compactMap { value -> UInt8? in
-                if case .int(let number) = value { UInt8(exactly: number) } else { nil }
-            }
-            broadcast.yield(.raw(did: did, bytes: bytes))
-        case "s2c_event":
-            guard isSubscribed(did) else { return }
-            broadcast.yield(.event(did: did, identifier: data["event"]?.stringValue ?? "", type: data["type"]?.stringValue ?? "info", values: data["values"] ?? .null))
-        default:
+        case .rawReport(let raw):
+            guard isSubscribed(raw.did) else { return }
+            broadcast.yield(.raw(did: raw.did, bytes: raw.bytes))
+        case .event(let event):
+            guard isSubscribed(event.did) else { return }
+            broadcast.yield(.event(did: event.did, identifier: event.identifier, type: event.type, values: event.values))
+        case .pong, .login, .subscribe, .write, .read, .raw, .acknowledge, .ping:
             break
         }
     }

@@ -9,6 +9,7 @@ import NIOHTTP1
 import NIOWebSocket
 import Synchronization
 import TetherAlink
+import TetherCloudProtocol
 import TetherCore
 import TetherMQTT
 
@@ -70,9 +71,7 @@ struct Run: AsyncParsableCommand {
             defer { responder.cancel() }
             let waiting = Locked<[Int: (ContinuousClock.Instant, CheckedContinuation<Void, Never>)]>([:])
             try await WebSocketClient.connect(url: "ws://127.0.0.1:\(http)/ws/app/v1", logger: logger) { inbound, outbound, _ in
-                try await outbound.write(.text(JSONValue.object(["cmd": "login_req", "data": [
-                    "appid": .string(appID), "uid": .string(session.uid), "token": .string(session.token), "auto_subscribe": true,
-                ]]).serialized()))
+                try await outbound.write(.text(M2MFrame.login(M2MLogin(appID: appID, uid: session.uid, token: session.token, autoSubscribe: true)).encoded()))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         // Wait for the subscription, then write at a fixed rate.
@@ -82,10 +81,9 @@ struct Run: AsyncParsableCommand {
                             await withCheckedContinuation { continuation in
                                 waiting.withLock { $0[sn] = (started, continuation) }
                                 Task {
-                                    try? await outbound.write(.text(JSONValue.object([
-                                        "cmd": "c2s_write", "req_sn": .int(Int64(sn)),
-                                        "data": ["did": .string(device.did), "attrs": ["Brightness": .int(Int64(sn % 101))]],
-                                    ]).serialized()))
+                                    try? await outbound.write(.text(M2MFrame.write(M2MWrite(
+                                        sequence: .number(Int64(sn)), did: device.did, attrs: ["Brightness": .int(Int64(sn % 101))]
+                                    )).encoded()))
                                 }
                             }
                             let pause = Duration.seconds(1.0 / Double(rate)) - (ContinuousClock.now - started)
@@ -94,8 +92,8 @@ struct Run: AsyncParsableCommand {
                         try await outbound.close(.normalClosure, reason: nil)
                     }
                     for try await message in inbound.messages(maxSize: 1 << 20) {
-                        guard case .text(let text) = message, let frame = try? JSONValue.parse(text),
-                              frame["cmd"] == "s2c_noti", case .int(let sn)? = frame["res_sn"],
+                        guard case .text(let text) = message, case .notification(let notification)? = try? M2MFrame(decoding: text, maximumLength: 1 << 20),
+                              let sn = notification.answering?.number,
                               let (started, continuation) = waiting.withLock({ $0.removeValue(forKey: Int(sn)) })
                         else { continue }
                         let elapsed = ContinuousClock.now - started

@@ -4,6 +4,7 @@ import Testing
 import Tether
 import TetherAgent
 import TetherAlink
+import TetherCloudProtocol
 import TetherCore
 @testable import TetherCloud
 
@@ -31,16 +32,16 @@ struct AgentCloudTests {
                 defer { group.cancelAll() }
                 let addresses = try await lan.addresses()
                 try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
-                    _ = try await app.next("subscribe_res")
+                    _ = try await app.subscribeResult()
                     let linked = Task { await link.run() }
                     defer { linked.cancel() }
                     // On connecting, the device reports its whole status.
-                    let first = try await app.next("s2c_noti") { $0["data"]?["attrs"]?["Brightness"] != nil }
-                    #expect(first["data"]?["attrs"]?["LightSwitch"] == false)
+                    let first = try await app.notification { $0.attrs["Brightness"] != nil }
+                    #expect(first.attrs["LightSwitch"] == false)
 
-                    try await app.send(["cmd": "c2s_write", "req_sn": 1, "data": ["did": .string(created.did), "attrs": ["Brightness": 64]]])
-                    _ = try await app.next("s2c_ack") { $0["res_sn"] == 1 }
-                    _ = try await app.next("s2c_noti") { $0["res_sn"] == 1 }
+                    try await app.send(.write(M2MWrite(sequence: .number(1), did: created.did, attrs: ["Brightness": 64])))
+                    _ = try await app.writeAcknowledgement(answering: 1)
+                    _ = try await app.notification(.answering(1))
                     #expect(device.status.data["Brightness"] == .int(64))
 
                     let lanConfiguration = LANConfiguration(discoveryEnabled: false, tcpPort: addresses.tcpPort, connectTimeout: .seconds(2), requestTimeout: .seconds(2))
@@ -51,8 +52,8 @@ struct AgentCloudTests {
                         #expect(status.data["Brightness"] == .int(64), "the LAN sees the cloud's write")
                         _ = try await lanDevice.write(["Brightness": 20, "LightSwitch": true])
                     }
-                    let report = try await app.next("s2c_noti") { $0["data"]?["attrs"]?["Brightness"] == 20 }
-                    #expect(report["data"]?["attrs"]?["LightSwitch"] == true, "the cloud sees the LAN's write")
+                    let report = try await app.notification { $0.attrs["Brightness"] == 20 }
+                    #expect(report.attrs["LightSwitch"] == true, "the cloud sees the LAN's write")
                 }
             }
         }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Testing
 import TetherAlink
+import TetherCloudProtocol
 import TetherCore
 @testable import TetherCloud
 
@@ -28,20 +29,20 @@ struct ClusterTests {
                     let device = try await GatewayFixtures.device(nodeA, product: product)
                     let user = try await GatewayFixtures.user(nodeB, boundTo: [device])
                     try await M2MTestClient.with(nodeB, session: user, autoSubscribe: true) { app in
-                        _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == false }
+                        _ = try await app.onlineStatus(online: false)
                         try await GatewayFixtures.withDevice(nodeA, device) { client in
                             let downlinks = client.downlinks()
-                            _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == true }
-                            try await app.send(["cmd": "c2s_write", "req_sn": 7, "data": ["did": .string(device.did), "attrs": ["Brightness": 33]]])
+                            _ = try await app.onlineStatus(online: true)
+                            try await app.send(.write(M2MWrite(sequence: .number(7), did: device.did, attrs: ["Brightness": 33])))
                             let set = try await GatewayFixtures.nextDownlink(downlinks)
                             #expect(set.request?.params == ["Brightness": 33])
                             try await client.reply(set.request!.reply(), to: set)
-                            #expect(try await app.next("s2c_ack")["res_sn"] == 7)
+                            #expect(try await app.writeAcknowledgement().sequence == .number(7))
                             #expect(try await client.postProperties(["Brightness": 33]).code == 200)
-                            let noti = try await app.next("s2c_noti") { $0["res_sn"] == 7 }
-                            #expect(noti["data"]?["attrs"] == ["Brightness": 33])
-                            let report = try await app.next("s2c_noti") { $0["res_sn"] == nil }
-                            #expect(report["data"]?["attrs"] == ["Brightness": 33])
+                            let noti = try await app.notification(.answering(7))
+                            #expect(noti.attrs == ["Brightness": 33])
+                            let report = try await app.notification(.report)
+                            #expect(report.attrs == ["Brightness": 33])
 
                             // REST on node B, too.
                             let later = client.downlinks()
@@ -50,7 +51,7 @@ struct ClusterTests {
                             let second = try await GatewayFixtures.nextDownlink(later)
                             #expect(second.request?.params == ["LightSwitch": 1])
                         }
-                        _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == false }
+                        _ = try await app.onlineStatus(online: false)
                     }
                 }
             }

@@ -4,6 +4,7 @@ import NIOCore
 import NIOSSL
 import Testing
 import TetherAlink
+import TetherCloudProtocol
 import TetherCore
 import TetherMQTT
 @testable import TetherCloud
@@ -70,16 +71,16 @@ struct GatewayExtrasTests {
             try await GatewayFixtures.withDevice(cloud, device) { client in
                 let downlinks = client.downlinks()
                 try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
-                    _ = try await app.next("subscribe_res")
-                    try await app.send(["cmd": "c2s_raw", "data": ["did": .string(device.did), "raw": [0, 0, 0, 3, 4, 0, 0, 144, 2]]])
+                    _ = try await app.subscribeResult()
+                    try await app.send(.raw(M2MRaw(did: device.did, bytes: [0, 0, 0, 3, 4, 0, 0, 144, 2])))
                     let down = try await GatewayFixtures.nextDownlink(downlinks)
                     #expect(down.topic.topic == .downRaw)
                     #expect(Array(down.payload.readableBytesView) == [0, 0, 0, 3, 4, 0, 0, 144, 2])
                     try await client.postRaw([0xAA, 0x01, 0xFF])
-                    let up = try await app.next("s2c_raw")
-                    #expect(up["data"]?["raw"] == [0xAA, 0x01, 0xFF])
-                    try await app.send(["cmd": "c2s_raw", "data": ["did": .string(device.did), "raw": [300]]])
-                    #expect(try await app.next("s2c_invalid_msg")["data"]?["error_code"] == 9015)
+                    let up = try await app.rawReport()
+                    #expect(up.bytes == [0xAA, 0x01, 0xFF])
+                    try await app.send(text: #"{"cmd": "c2s_raw", "data": {"did": "\#(device.did)", "raw": [300]}}"#)
+                    #expect(try await app.invalid().errorCode == 9015)
                 }
             }
         }
@@ -90,16 +91,16 @@ struct GatewayExtrasTests {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
             let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
-                _ = try await app.next("subscribe_res")
+                _ = try await app.subscribeResult()
                 let answer = try await cloud.call(.delete, "/app/bindings", token: user.token, json: ["devices": [["did": .string(device.did)]]])
                 #expect(answer["success"] == [.string(device.did)])
-                let changed = try await app.next("s2c_binding_changed")
-                #expect(changed["data"]?["did"] == .string(device.did))
-                #expect(changed["data"]?["bind"] == false)
+                let changed = try await app.bindingChanged()
+                #expect(changed.did == device.did)
+                #expect(changed.bound == false)
                 try await GatewayFixtures.withDevice(cloud, device) { client in
                     _ = try await client.postProperties(["Brightness": 1])
                 }
-                await #expect(throws: TestFailure.self) { _ = try await app.next("s2c_noti", timeout: .milliseconds(500)) }
+                await #expect(throws: TestFailure.self) { _ = try await app.notification(timeout: .milliseconds(500)) }
             }
         }
     }

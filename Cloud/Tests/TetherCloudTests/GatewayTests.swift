@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOCore
 import Testing
 import TetherAlink
+import TetherCloudProtocol
 import TetherCore
 import TetherMQTT
 @testable import TetherCloud
@@ -16,20 +17,20 @@ struct GatewayTests {
         try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
             let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             try await M2MTestClient.with(cloud, session: user) { app in
-                try await app.send(["cmd": "subscribe_req", "data": [["did": .string(device.did)]]])
-                let subscribed = try await app.next("subscribe_res")
-                #expect(subscribed["data"]?["success"]?.arrayValue?.count == 1)
-                _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == false }
+                try await app.send(.subscribe(dids: [device.did]))
+                let subscribed = try await app.subscribeResult()
+                #expect(subscribed.success.count == 1)
+                _ = try await app.onlineStatus(online: false)
                 try await GatewayFixtures.withDevice(cloud, device) { client in
-                    _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == true && $0["data"]?["did"] == .string(device.did) }
+                    #expect(try await app.onlineStatus(online: true).did == device.did)
                     let reply = try await client.postProperties(["LightSwitch": 1, "Brightness": 40, "WorkMode": 2])
                     #expect(reply.code == 200)
                     #expect(reply.message == "success")
-                    let noti = try await app.next("s2c_noti")
-                    #expect(noti["data"]?["did"] == .string(device.did))
-                    #expect(noti["data"]?["attrs"] == ["Brightness": 40, "LightSwitch": true, "WorkMode": "night"])
+                    let noti = try await app.notification()
+                    #expect(noti.did == device.did)
+                    #expect(noti.attrs == ["Brightness": 40, "LightSwitch": true, "WorkMode": "night"])
                 }
-                _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == false }
+                _ = try await app.onlineStatus(online: false)
             }
             let latest = try await cloud.call(.get, "/app/devdata/\(device.did)/latest", token: user.token)
             #expect(latest["attr"] == ["Brightness": 40, "LightSwitch": true, "WorkMode": "night"])
@@ -223,36 +224,36 @@ struct GatewayTests {
             try await GatewayFixtures.withDevice(cloud, device) { client in
                 let downlinks = client.downlinks()
                 try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
-                    _ = try await app.next("subscribe_res")
-                    try await app.send(["cmd": "c2s_write", "req_sn": 12, "data": ["did": .string(device.did), "attrs": ["LightSwitch": true, "Brightness": 10]]])
+                    _ = try await app.subscribeResult()
+                    try await app.send(.write(M2MWrite(sequence: .number(12), did: device.did, attrs: ["LightSwitch": true, "Brightness": 10])))
                     let set = try await GatewayFixtures.nextDownlink(downlinks)
                     #expect(set.request?.params == ["Brightness": 10, "LightSwitch": 1])
                     try await client.reply(set.request!.reply(), to: set)
-                    let ack = try await app.next("s2c_ack")
-                    #expect(ack["res_sn"] == 12)
-                    #expect(ack["did"] == .string(device.did))
+                    let ack = try await app.writeAcknowledgement()
+                    #expect(ack.sequence == .number(12))
+                    #expect(ack.did == device.did)
                     _ = try await client.postProperties(["LightSwitch": 1, "Brightness": 10])
-                    let answered = try await app.next("s2c_noti") { $0["res_sn"] == 12 }
-                    #expect(answered["data"]?["attrs"] == ["Brightness": 10, "LightSwitch": true])
+                    let answered = try await app.notification(.answering(12))
+                    #expect(answered.attrs == ["Brightness": 10, "LightSwitch": true])
 
-                    try await app.send(["cmd": "c2s_write", "req_sn": 13, "data": ["did": .string(device.did), "attrs": ["Brightness": 20]]])
+                    try await app.send(.write(M2MWrite(sequence: .number(13), did: device.did, attrs: ["Brightness": 20])))
                     let second = try await GatewayFixtures.nextDownlink(downlinks)
                     try await client.reply(second.request!.reply(code: 6813, message: "busy"), to: second)
-                    let refused = try await app.next("s2c_invalid_msg") { $0["res_sn"] == 13 }
-                    #expect(refused["data"]?["error_code"] == 6813)
-                    let id = try #require(refused["command_id"].flatMap { if case .int(let id) = $0 { id } else { nil } })
+                    let refused = try await app.invalid(answering: 13)
+                    #expect(refused.errorCode == 6813)
+                    let id = try #require(refused.commandID)
                     let record = try await GatewayFixtures.waitForCommand(cloud, id, state: .rejected)
                     #expect(record.code == 6813)
 
-                    try await app.send(["cmd": "c2s_read", "req_sn": 14, "data": ["did": .string(device.did), "names": ["Brightness"]]])
-                    let read = try await app.next("s2c_noti") { $0["res_sn"] == 14 }
-                    #expect(read["data"]?["attrs"] == ["Brightness": 10])
+                    try await app.send(.read(M2MRead(sequence: .number(14), did: device.did, names: ["Brightness"])))
+                    let read = try await app.notification(.answering(14))
+                    #expect(read.attrs == ["Brightness": 10])
 
-                    try await app.send(["cmd": "c2s_write", "req_sn": 15, "data": ["did": .string(device.did), "attrs": ["Brightness": 1000]]])
-                    let outOfRange = try await app.next("s2c_invalid_msg") { $0["res_sn"] == 15 }
-                    #expect(outOfRange["data"]?["error_code"] == 9025)
-                    try await app.send(["cmd": "ping"])
-                    _ = try await app.next("pong")
+                    try await app.send(.write(M2MWrite(sequence: .number(15), did: device.did, attrs: ["Brightness": 1000])))
+                    let outOfRange = try await app.invalid(answering: 15)
+                    #expect(outOfRange.errorCode == 9025)
+                    try await app.send(.ping)
+                    try await app.pong()
                 }
             }
         }
@@ -265,15 +266,20 @@ struct GatewayTests {
             let device = try await GatewayFixtures.device(cloud, product: product)
             let stranger = try await cloud.register("stranger")
             try await M2MTestClient.with(cloud, session: stranger) { app in
-                try await app.send(["cmd": "subscribe_req", "data": [["did": .string(device.did)]]])
-                let answer = try await app.next("subscribe_res")
-                #expect(answer["data"]?["failed"]?.arrayValue?.first?["error_code"] == 9017)
-                try await app.send(["cmd": "c2s_write", "data": ["did": .string(device.did), "attrs": ["Brightness": 1]]])
-                #expect(try await app.next("s2c_invalid_msg")["data"]?["error_code"] == 9017)
-                try await app.send("not an object")
-                #expect(try await app.next("s2c_invalid_msg")["data"]?["error_code"] == 9015)
-                try await app.send(["cmd": "no_such_cmd"])
-                #expect(try await app.next("s2c_invalid_msg")["data"]?["error_code"] == 9015)
+                try await app.send(.subscribe(dids: [device.did]))
+                let answer = try await app.subscribeResult()
+                #expect(answer.failed.first?.errorCode == 9017)
+                try await app.send(.write(M2MWrite(did: device.did, attrs: ["Brightness": 1])))
+                #expect(try await app.invalid().errorCode == 9017)
+                try await app.send(text: #""not an object""#)
+                #expect(try await app.invalid().errorCode == 9015)
+                try await app.send(text: #"{"cmd": "no_such_cmd"}"#)
+                #expect(try await app.invalid().errorCode == 9015)
+                // A frame the cloud sends, sent to it, and a write whose data is not data points.
+                try await app.send(.pong)
+                #expect(try await app.invalid().errorCode == 9015)
+                try await app.send(text: #"{"cmd": "c2s_write", "req_sn": 8, "data": {"did": "x", "attrs": [1]}}"#)
+                #expect(try await app.invalid(answering: 8).errorCode == 9015)
             }
             let wrongToken = UserSession(uid: stranger.uid, token: "ffffffffffffffffffffffffffffffff", expireAt: 0)
             await #expect(throws: TestFailure.self) { try await M2MTestClient.with(cloud, session: wrongToken) { _ in } }
@@ -285,11 +291,11 @@ struct GatewayTests {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
             let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
-                _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == false }
+                _ = try await app.onlineStatus(online: false)
                 let silent = try await SilentMQTTDevice.connect(port: cloud.mqttPort!, device: device, keepAlive: 1)
-                _ = try await app.next("s2c_online_status") { $0["data"]?["online"] == true }
+                _ = try await app.onlineStatus(online: true)
                 let started = ContinuousClock.now
-                _ = try await app.next("s2c_online_status", timeout: .seconds(5)) { $0["data"]?["online"] == false }
+                _ = try await app.onlineStatus(online: false, timeout: .seconds(5))
                 let elapsed = ContinuousClock.now - started
                 #expect(elapsed < .seconds(4), "offline after \(elapsed)")
                 try? await silent.close()
@@ -336,12 +342,12 @@ struct GatewayTests {
             let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
             try await GatewayFixtures.withDevice(cloud, device) { client in
                 try await M2MTestClient.with(cloud, session: user, autoSubscribe: true) { app in
-                    _ = try await app.next("subscribe_res")
+                    _ = try await app.subscribeResult()
                     #expect(try await client.postEvent("Overheat", value: ["Temperature": .double(88.5)]).code == 200)
-                    let event = try await app.next("s2c_event")
-                    #expect(event["data"]?["event"] == "Overheat")
-                    #expect(event["data"]?["type"] == "alert")
-                    #expect(event["data"]?["values"] == ["Temperature": .double(88.5)])
+                    let event = try await app.event()
+                    #expect(event.identifier == "Overheat")
+                    #expect(event.type == "alert")
+                    #expect(event.values == ["Temperature": .double(88.5)])
                     #expect(try await client.postEvent("Unknown", value: [:]).code == 460)
                 }
             }

@@ -255,6 +255,15 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        finishConnection(on: context.eventLoop)
+        context.fireChannelInactive()
+    }
+
+    /// The connection is over for the broker: its session is let go (or handed on), its will
+    /// published, its end reported. Runs once, when the broker closes the connection (its socket
+    /// may linger a moment to deliver the last packets) or when the connection ends on its own.
+    private func finishConnection(on eventLoop: any EventLoop) {
+        if case .closed = phase { return }
         connectTimeout?.cancel()
         connectTimeout = nil
         keepAliveSweeper?.forget(self)
@@ -265,14 +274,13 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         core.state.withLockedValue { $0.connections -= 1 }
         if wasConnected, let session, let reference {
             let willToSend = closeReason == .normal ? nil : will?.will
-            let stillOwner = core.connectionClosed(session: session, connection: reference, will: willToSend, eventLoop: context.eventLoop)
+            let stillOwner = core.connectionClosed(session: session, connection: reference, will: willToSend, eventLoop: eventLoop)
             // A connection that lost its session to another one ended by takeover, whatever
             // else happened to it at the same time: the client is still connected.
             let reason = stillOwner ? closeReason : .takenOver
             if let principal { core.hooks.clientDisconnected(principal, reason: reason) }
             core.events.yield(.clientDisconnected(clientID: session.clientID, reason: reason))
         }
-        context.fireChannelInactive()
     }
 
     // MARK: CONNECT
@@ -605,6 +613,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         }
         flushIfNeeded()
         closing = true
+        finishConnection(on: context.eventLoop)
         lingeringClose(context)
     }
 

@@ -1,4 +1,5 @@
 public import Hummingbird
+public import TetherCloudProtocol
 import TetherCore
 
 /// An error answered to an API client, with the Gizwits Open API's numeric code and HTTP
@@ -25,7 +26,7 @@ public struct CloudAPIError: HTTPResponseError, CustomStringConvertible, Sendabl
             "detail": .string(detail),
         ])
         var response = Response.json(body, status: status)
-        if code == Self.requestThrottled(detail: "").code {
+        if code == CloudError.requestThrottled.code {
             response.headers[.retryAfter] = retryAfter.map(String.init) ?? "60"
         }
         return response
@@ -41,49 +42,46 @@ public struct CloudAPIError: HTTPResponseError, CustomStringConvertible, Sendabl
     }
 }
 
-// The catalogue of the reference (gizwits-openapi.md §3): the codes this server answers.
+// The catalogue (TetherCloudProtocol's `CloudError`, one table for the SDK and the cloud).
 extension CloudAPIError {
-    public static func macAlreadyRegistered(detail: String = "") -> Self { .init(code: 9001, message: "mac already registered", detail: detail) }
-    public static func appIDInvalid(detail: String = "") -> Self { .init(code: 9003, message: "appid invalid", detail: detail) }
-    public static func tokenInvalid(detail: String = "") -> Self { .init(code: 9004, message: "token invalid", detail: detail) }
-    public static func userNotExist(detail: String = "") -> Self { .init(code: 9005, message: "user not exist", detail: detail) }
-    public static func tokenExpired(detail: String = "") -> Self { .init(code: 9006, message: "token expired", detail: detail) }
-    public static func serverError(detail: String = "") -> Self { .init(code: 9008, status: .internalServerError, message: "server error", detail: detail) }
-    public static func codeExpired(detail: String = "") -> Self { .init(code: 9009, message: "code expired", detail: detail) }
-    public static func codeInvalid(detail: String = "") -> Self { .init(code: 9010, message: "code invalid", detail: detail) }
-    public static func productKeyInvalid(detail: String = "") -> Self { .init(code: 9002, message: "product_key invalid", detail: detail) }
-    public static func deviceNotFound(detail: String = "") -> Self { .init(code: 9014, status: .notFound, message: "device not found", detail: detail) }
-    public static func formInvalid(detail: String = "") -> Self { .init(code: 9015, message: "form invalid", detail: detail) }
-    public static func didPasscodeInvalid(detail: String = "") -> Self { .init(code: 9016, message: "did or passcode invalid", detail: detail) }
-    public static func deviceNotBound(detail: String = "") -> Self { .init(code: 9017, status: .unauthorized, message: "device not bound", detail: detail) }
-    public static func phoneUnavailable(detail: String = "") -> Self { .init(code: 9018, message: "phone unavailable", detail: detail) }
-    public static func usernameUnavailable(detail: String = "") -> Self { .init(code: 9019, message: "username unavailable", detail: detail) }
-    public static func usernamePasswordError(detail: String = "") -> Self { .init(code: 9020, message: "username or password error", detail: detail) }
-    public static func emailUnavailable(detail: String = "") -> Self { .init(code: 9022, message: "email unavailable", detail: detail) }
-    public static func deviceDisabled(detail: String = "") -> Self { .init(code: 9023, message: "device disabled", detail: detail) }
-    public static func userInvalid(detail: String = "") -> Self { .init(code: 9026, message: "user invalid", detail: detail) }
-    public static func attrInvalid(detail: String = "") -> Self { .init(code: 9025, message: "attr invalid", detail: detail) }
-    public static func deviceOffline(detail: String = "") -> Self { .init(code: 9042, message: "device offline", detail: detail) }
-    public static func sendSMSFailed(detail: String = "") -> Self { .init(code: 9037, message: "send sms failed", detail: detail) }
-    public static func applicationAuthInvalid(detail: String = "") -> Self { .init(code: 9038, message: "X-Gizwits-Application-Auth invalid", detail: detail) }
+    public init(_ error: CloudError, detail: String = "") {
+        self.init(code: error.code, status: HTTPResponse.Status(code: error.httpStatus), message: error.message, detail: detail)
+    }
+
+    public static func macAlreadyRegistered(detail: String = "") -> Self { .init(.macAlreadyRegistered, detail: detail) }
+    public static func appIDInvalid(detail: String = "") -> Self { .init(.appIDInvalid, detail: detail) }
+    public static func tokenInvalid(detail: String = "") -> Self { .init(.tokenInvalid, detail: detail) }
+    public static func userNotExist(detail: String = "") -> Self { .init(.userNotExist, detail: detail) }
+    public static func tokenExpired(detail: String = "") -> Self { .init(.tokenExpired, detail: detail) }
+    public static func serverError(detail: String = "") -> Self { .init(.serverError, detail: detail) }
+    public static func codeExpired(detail: String = "") -> Self { .init(.codeExpired, detail: detail) }
+    public static func codeInvalid(detail: String = "") -> Self { .init(.codeInvalid, detail: detail) }
+    public static func productKeyInvalid(detail: String = "") -> Self { .init(.productKeyInvalid, detail: detail) }
+    public static func deviceNotFound(detail: String = "") -> Self { .init(.deviceNotFound, detail: detail) }
+    public static func formInvalid(detail: String = "") -> Self { .init(.formInvalid, detail: detail) }
+    public static func didPasscodeInvalid(detail: String = "") -> Self { .init(.didPasscodeInvalid, detail: detail) }
+    public static func deviceNotBound(detail: String = "") -> Self { .init(.deviceNotBound, detail: detail) }
+    public static func phoneUnavailable(detail: String = "") -> Self { .init(.phoneUnavailable, detail: detail) }
+    public static func usernameUnavailable(detail: String = "") -> Self { .init(.usernameUnavailable, detail: detail) }
+    public static func usernamePasswordError(detail: String = "") -> Self { .init(.usernamePasswordError, detail: detail) }
+    public static func emailUnavailable(detail: String = "") -> Self { .init(.emailUnavailable, detail: detail) }
+    public static func deviceDisabled(detail: String = "") -> Self { .init(.deviceDisabled, detail: detail) }
+    public static func userInvalid(detail: String = "") -> Self { .init(.userInvalid, detail: detail) }
+    public static func attrInvalid(detail: String = "") -> Self { .init(.attrInvalid, detail: detail) }
+    public static func deviceOffline(detail: String = "") -> Self { .init(.deviceOffline, detail: detail) }
+    public static func sendSMSFailed(detail: String = "") -> Self { .init(.sendSMSFailed, detail: detail) }
+    public static func applicationAuthInvalid(detail: String = "") -> Self { .init(.applicationAuthInvalid, detail: detail) }
+    public static func timestampInvalid(detail: String = "") -> Self { .init(.timestampInvalid, detail: detail) }
+    public static func signatureInvalid(detail: String = "") -> Self { .init(.signatureInvalid, detail: detail) }
+    public static func emailNotActivated(detail: String = "") -> Self { .init(.emailNotActivated, detail: detail) }
+    public static func onlyOwnerCanBind(detail: String = "") -> Self { .init(.onlyOwnerCanBind, detail: detail) }
+    public static func notFound(detail: String = "") -> Self { .init(.notFound, detail: detail) }
     public static func requestThrottled(detail: String, retryAfter: Int64? = nil) -> Self {
-        var error = Self(code: 9041, status: .tooManyRequests, message: "request throttled", detail: detail)
+        var error = Self(.requestThrottled, detail: detail)
         error.retryAfter = retryAfter
         return error
     }
-    public static func timestampInvalid(detail: String = "") -> Self { .init(code: 9043, message: "X-Gizwits-Timestamp invalid", detail: detail) }
-    public static func signatureInvalid(detail: String = "") -> Self { .init(code: 9044, message: "X-Gizwits-Signature invalid", detail: detail) }
-    public static func emailNotActivated(detail: String = "") -> Self { .init(code: 9077, message: "email not activated", detail: detail) }
-    public static func onlyOwnerCanBind(detail: String = "") -> Self { .init(code: 9092, message: "only owner can bind", detail: detail) }
-    public static func notFound(detail: String = "") -> Self { .init(code: 9999, status: .notFound, message: "not found", detail: detail) }
 
     /// Every code this server answers, for `GET /errors`.
-    static let catalogue: [CloudAPIError] = [
-        .macAlreadyRegistered(), .productKeyInvalid(), .appIDInvalid(), .tokenInvalid(), .userNotExist(), .tokenExpired(),
-        .serverError(), .codeExpired(), .codeInvalid(), .deviceNotFound(), .formInvalid(),
-        .didPasscodeInvalid(), .deviceNotBound(), .phoneUnavailable(), .usernameUnavailable(),
-        .usernamePasswordError(), .emailUnavailable(), .deviceDisabled(), .attrInvalid(), .userInvalid(), .deviceOffline(), .sendSMSFailed(),
-        .applicationAuthInvalid(), .requestThrottled(detail: ""), .timestampInvalid(),
-        .signatureInvalid(), .emailNotActivated(), .onlyOwnerCanBind(),
-    ]
+    static var catalogue: [CloudAPIError] { CloudError.catalogue.map { CloudAPIError($0) } }
 }

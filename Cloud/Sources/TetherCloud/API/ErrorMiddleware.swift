@@ -1,4 +1,5 @@
 import Hummingbird
+import TetherCloudProtocol
 import Logging
 
 /// Answers every failure in the reference's error format: API errors as they are, unknown
@@ -17,9 +18,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             case .notFound:
                 throw CloudAPIError.notFound(detail: "\(request.method) \(request.uri.path)")
             case .methodNotAllowed:
-                throw CloudAPIError(code: 9999, status: .methodNotAllowed, message: "method not allowed", detail: "\(request.method) \(request.uri.path)")
+                throw CloudAPIError(.methodNotAllowed, detail: "\(request.method) \(request.uri.path)")
             default:
-                throw CloudAPIError(code: 9015, status: error.status, message: "form invalid", detail: error.body ?? "")
+                throw CloudAPIError(code: CloudError.formInvalid.code, status: error.status, message: CloudError.formInvalid.message, detail: error.body ?? "")
             }
         } catch is CancellationError {
             throw CloudAPIError.serverError(detail: "the server is shutting down")

@@ -1,5 +1,6 @@
 import Logging
 import Synchronization
+import TetherCloudProtocol
 import TetherCore
 
 /// One app connection of the WebSocket M2M API (`shared/reference/gizwits-openapi.md` §4):
@@ -15,14 +16,14 @@ final class M2MSession: Sendable {
         var rawOnly = false
         var heartbeatSeconds: Int64 = 180
         var subscribed: Set<String> = []
-        /// Commands sent with a `req_sn`, by ledger id.
-        /// This session's commands in flight, by ledger id, and whether `s2c_ack` went out.
-        var pending: [Int64: (reqSN: JSONValue, attrs: JSONValue, acknowledged: Bool)] = [:]
+        /// This session's commands sent with a `req_sn`, by ledger id: the sequence, the values
+        /// written, and whether `s2c_ack` went out.
+        var pending: [Int64: (sequence: M2MSequence, attrs: JSONObject, acknowledged: Bool)] = [:]
     }
 
     /// What goes out on the WebSocket: frames, then possibly a close that ends the session.
     enum Output: Sendable {
-        case frame(JSONValue)
+        case frame(M2MFrame)
         /// Close the connection with a policy-violation close frame and this reason.
         case close(reason: String)
     }
@@ -56,14 +57,14 @@ final class M2MSession: Sendable {
 
     /// A push from the hub: decoded data points (`s2c_noti`) are not sent to sessions that
     /// logged in with `p0_type: custom`.
-    func push(_ frame: JSONValue) {
-        if frame["cmd"] == "s2c_noti", state.withLock({ $0.rawOnly }) { return }
+    func push(_ frame: M2MFrame) {
+        if case .notification = frame, state.withLock({ $0.rawOnly }) { return }
         send(frame)
     }
 
     func unsubscribe(_ did: String) { _ = state.withLock { $0.subscribed.remove(did) } }
 
-    func send(_ frame: JSONValue) {
+    func send(_ frame: M2MFrame) {
         guard state.withLock({ $0.endReason == nil }) else { return }
         outbound.yield(.frame(frame))
     }
@@ -106,7 +107,7 @@ final class M2MSession: Sendable {
             return true
         }
         guard first else { return }
-        outbound.yield(.frame(["cmd": "s2c_invalid_msg", "data": ["error_code": 9004, "msg": .string(reason)]]))
+        outbound.yield(.frame(.invalid(M2MInvalid(errorCode: CloudError.tokenInvalid.code, message: reason))))
         outbound.yield(.close(reason: reason))
         outbound.finish()
     }
@@ -115,7 +116,7 @@ final class M2MSession: Sendable {
     /// `s2c_noti` with `res_sn` when a report shows it applied, `s2c_invalid_msg` with `res_sn`
     /// when it was rejected, expired or failed.
     func commandChanged(_ update: CommandUpdate) {
-        let pending = state.withLock { state -> (reqSN: JSONValue, attrs: JSONValue, acknowledged: Bool)? in
+        let pending = state.withLock { state -> (sequence: M2MSequence, attrs: JSONObject, acknowledged: Bool)? in
             guard let pending = state.pending[update.id] else { return nil }
             if update.state.isFinal {
                 state.pending[update.id] = nil
@@ -125,7 +126,7 @@ final class M2MSession: Sendable {
             return pending
         }
         guard let pending else { return }
-        let acknowledgement: JSONValue = ["cmd": "s2c_ack", "res_sn": pending.reqSN, "did": .string(update.did), "command_id": .int(update.id)]
+        let acknowledgement = M2MFrame.writeAcknowledged(M2MWriteAcknowledgement(sequence: pending.sequence, did: update.did, commandID: update.id))
         switch update.state {
         case .acknowledged:
             if !pending.acknowledged { send(acknowledgement) }
@@ -133,12 +134,13 @@ final class M2MSession: Sendable {
             // A device may report the values before its set_reply arrives: the ledger then goes
             // from sent to applied, and the app, which waits for the acknowledgement first, gets it here.
             if !pending.acknowledged { send(acknowledgement) }
-            send(["cmd": "s2c_noti", "res_sn": pending.reqSN, "command_id": .int(update.id), "data": ["did": .string(update.did), "attrs": pending.attrs]])
+            send(.notification(M2MNotification(answering: pending.sequence, commandID: update.id, did: update.did, attrs: pending.attrs)))
         case .rejected, .expired, .failed:
-            send(["cmd": "s2c_invalid_msg", "res_sn": pending.reqSN, "command_id": .int(update.id), "data": [
-                "error_code": .int(Int64(update.code ?? (update.state == .rejected ? 9021 : 9042))),
-                "msg": .string("command \(update.state.rawValue): \(update.message)"), "did": .string(update.did),
-            ]])
+            let fallback = update.state == .rejected ? CloudError.sendCommandFailed : CloudError.deviceOffline
+            send(.invalid(M2MInvalid(
+                sequence: pending.sequence, commandID: update.id, errorCode: update.code ?? fallback.code,
+                message: "command \(update.state.rawValue): \(update.message)", did: update.did
+            )))
         case .accepted, .queued, .sent:
             break
         }
@@ -148,172 +150,139 @@ final class M2MSession: Sendable {
 
     /// Handles one text frame from the app.
     func receive(_ text: String) async {
-        guard text.utf8.count <= 64 * 1024, let message = try? JSONValue.parse(text), let cmd = message["cmd"]?.stringValue else {
-            invalid(9015, "a frame is one JSON object {\"cmd\", \"data\"} of at most 64 KiB")
+        let frame: M2MFrame
+        do {
+            frame = try M2MFrame(decoding: text)
+        } catch {
+            invalid(.formInvalid, error.message, sequence: error.sequence)
             return
         }
-        let data = message["data"] ?? .null
-        if cmd == "ping" {
-            send(["cmd": "pong"])
+        switch frame {
+        case .ping:
+            send(.pong)
             return
-        }
-        if cmd == "login_req" {
-            await login(data)
+        case .login(let login):
+            await self.login(login)
             return
+        default:
+            break
         }
         guard state.withLock({ $0.endReason == nil }) else { return }
         guard let user = state.withLock({ $0.user }) else {
-            invalid(9004, "log in first (login_req)")
+            invalid(.tokenInvalid, "log in first (login_req)")
             return
         }
-        switch cmd {
-        case "subscribe_req": await subscribe(user, data)
-        case "c2s_write": await write(user, data, reqSN: message["req_sn"])
-        case "c2s_read": await read(user, data, reqSN: message["req_sn"])
-        case "c2s_raw": await raw(user, data)
-        case "c2s_ack": break
-        default: invalid(9015, "unknown cmd \"\(cmd.prefix(40))\"")
+        switch frame {
+        case .subscribe(let dids): await subscribe(user, dids)
+        case .write(let write): await self.write(user, write)
+        case .read(let read): await self.read(user, read)
+        case .raw(let raw): await dispatch(user, did: raw.did, .raw(raw.bytes), queueSeconds: raw.queueTTL, sequence: nil)
+        case .acknowledge: break
+        default: invalid(.formInvalid, "\(frame.command) is sent by the cloud, not to it")
         }
     }
 
-    private func invalid(_ code: Int64, _ message: String, reqSN: JSONValue? = nil) {
-        var frame: JSONObject = ["cmd": "s2c_invalid_msg", "data": ["error_code": .int(code), "msg": .string(message)]]
-        if let reqSN { frame["res_sn"] = reqSN }
-        send(.object(frame))
+    private func invalid(_ error: CloudError, _ message: String, sequence: M2MSequence? = nil) {
+        send(.invalid(M2MInvalid(sequence: sequence, errorCode: error.code, message: message)))
     }
 
-    private func login(_ data: JSONValue) async {
-        guard let appID = data["appid"]?.stringValue, let uid = data["uid"]?.stringValue, let token = data["token"]?.stringValue else {
-            send(["cmd": "login_res", "data": ["success": false, "error_code": 9015, "msg": "login_req needs appid, uid and token"]])
-            return
-        }
+    private func login(_ login: M2MLogin) async {
         do {
-            let user = try await accounts.authenticate(appID: appID, token: token)
-            guard user.uid == uid else { throw CloudAPIError.tokenInvalid(detail: "the token belongs to another user") }
+            let user = try await accounts.authenticate(appID: login.appID, token: login.token)
+            guard user.uid == login.uid else { throw CloudAPIError.tokenInvalid(detail: "the token belongs to another user") }
             // A connection belongs to one user: its subscriptions and commands were authorized
             // for that user, and a revocation of that user must find it.
             if let current = state.withLock({ $0.user }), current.uid != user.uid {
                 throw CloudAPIError.tokenInvalid(detail: "this connection is logged in as another user; open a new one")
             }
-            let heartbeat: Int64 = switch data["heartbeat_interval"] {
-            case .int(let seconds)?: min(max(seconds, 10), 180)
-            default: 180
-            }
+            let heartbeat = min(max(login.heartbeatInterval ?? 180, 10), 180)
             state.withLock { state in
                 state.user = user
-                state.rawOnly = data["p0_type"]?.stringValue == "custom"
+                state.rawOnly = login.dataFormat == .custom
                 state.heartbeatSeconds = heartbeat
             }
-            send(["cmd": "login_res", "data": ["success": true]])
-            if data["auto_subscribe"] != .bool(false) {
-                let dids = try await accounts.database.query("SELECT did FROM bindings WHERE uid = $1 ORDER BY did", .text(uid)).map { try $0.text("did") }
-                await subscribe(user, .array(dids.map { ["did": .string($0)] }))
+            send(.loginResult(M2MLoginResult(success: true)))
+            if login.autoSubscribe {
+                let dids = try await accounts.database.query("SELECT did FROM bindings WHERE uid = $1 ORDER BY did", .text(user.uid)).map { try $0.text("did") }
+                await subscribe(user, dids)
             }
         } catch let error as CloudAPIError {
-            send(["cmd": "login_res", "data": ["success": false, "error_code": .int(Int64(error.code)), "msg": .string(error.message)]])
+            send(.loginResult(M2MLoginResult(success: false, errorCode: error.code, message: error.message)))
         } catch {
             logger.error("M2M login failed", metadata: ["error": "\(error)"])
-            send(["cmd": "login_res", "data": ["success": false, "error_code": 9008, "msg": "server error"]])
+            send(.loginResult(M2MLoginResult(success: false, errorCode: CloudError.serverError.code, message: CloudError.serverError.message)))
         }
     }
 
-    private func subscribe(_ user: AuthenticatedUser, _ data: JSONValue) async {
-        guard let entries = data.arrayValue, entries.count <= 1000 else {
-            invalid(9015, "subscribe_req data is a list of at most 1000 {did}")
+    private func subscribe(_ user: AuthenticatedUser, _ dids: [String]) async {
+        guard dids.count <= 1000 else {
+            invalid(.formInvalid, "subscribe_req data is a list of at most 1000 {did}")
             return
         }
-        var success: [JSONValue] = []
-        var failed: [JSONValue] = []
+        var success: [M2MSubscribeResult.Entry] = []
+        var failed: [M2MSubscribeResult.Entry] = []
         var subscribed: [String] = []
-        for entry in entries {
-            guard let did = entry["did"]?.stringValue else {
-                failed.append(["did": entry["did"] ?? .null, "error_code": 9015, "msg": "did missing"])
-                continue
-            }
+        for did in dids {
             if (try? await control.isBound(user, did: did)) == true {
                 state.withLock { _ = $0.subscribed.insert(did) }
-                success.append(["did": .string(did), "error_code": 0, "msg": "ok"])
+                success.append(.init(did: did))
                 subscribed.append(did)
             } else {
-                failed.append(["did": .string(did), "error_code": 9017, "msg": "device not bound"])
+                failed.append(.init(did: did, errorCode: CloudError.deviceNotBound.code, message: CloudError.deviceNotBound.message))
             }
         }
-        send(["cmd": "subscribe_res", "data": ["success": .array(success), "failed": .array(failed)]])
+        send(.subscribeResult(M2MSubscribeResult(success: success, failed: failed)))
         for did in subscribed {
             let online = (try? await accounts.database.first("SELECT is_online FROM devices WHERE did = $1", .text(did))?.bool("is_online")) ?? false
             let info = await hub.info(did)
-            send(["cmd": "s2c_online_status", "data": ["did": .string(did), "passcode": .string(info.passcode), "mac": .string(info.mac), "online": .bool(online)]])
+            send(.onlineStatus(M2MOnlineStatus(did: did, passcode: info.passcode, mac: info.mac, online: online)))
         }
     }
 
-    private func write(_ user: AuthenticatedUser, _ data: JSONValue, reqSN: JSONValue?) async {
+    private func write(_ user: AuthenticatedUser, _ write: M2MWrite) async {
         guard state.withLock({ !$0.rawOnly }) else {
-            invalid(9015, "c2s_write is not available with p0_type custom; use c2s_raw", reqSN: reqSN)
+            invalid(.formInvalid, "c2s_write is not available with p0_type custom; use c2s_raw", sequence: write.sequence)
             return
         }
-        guard let did = data["did"]?.stringValue, let attrs = data["attrs"]?.objectValue, !attrs.isEmpty else {
-            invalid(9015, "c2s_write data is {did, attrs}", reqSN: reqSN)
+        guard !write.attrs.isEmpty else {
+            invalid(.formInvalid, "c2s_write data is {did, attrs} with at least one data point", sequence: write.sequence)
             return
         }
-        await dispatch(user, did: did, .attrs(attrs), queue: data["queue_ttl"], reqSN: reqSN)
+        await dispatch(user, did: write.did, .attrs(write.attrs), queueSeconds: write.queueTTL, sequence: write.sequence)
     }
 
-    private func raw(_ user: AuthenticatedUser, _ data: JSONValue) async {
-        guard let did = data["did"]?.stringValue, let items = data["raw"]?.arrayValue else {
-            invalid(9015, "c2s_raw data is {did, raw: [byte, …]}")
-            return
-        }
-        var bytes: [UInt8] = []
-        for item in items {
-            guard case .int(let value) = item, let byte = UInt8(exactly: value) else {
-                invalid(9015, "raw holds integers 0…255")
-                return
-            }
-            bytes.append(byte)
-        }
-        await dispatch(user, did: did, .raw(bytes), queue: data["queue_ttl"], reqSN: nil)
-    }
-
-    private func dispatch(_ user: AuthenticatedUser, did: String, _ request: ControlService.Request, queue: JSONValue?, reqSN: JSONValue?) async {
-        var queueSeconds: Int64?
-        if case .int(let seconds)? = queue { queueSeconds = seconds }
+    private func dispatch(_ user: AuthenticatedUser, did: String, _ request: ControlService.Request, queueSeconds: Int64?, sequence: M2MSequence?) async {
         do {
             // Registered before dispatch, so that a fast answer finds it; removed on failure.
             try await control.control(user, did: did, request, queueSeconds: queueSeconds) { record in
-                if let reqSN {
-                    self.state.withLock { $0.pending[record.id] = (reqSN, record.body, false) }
+                if let sequence {
+                    self.state.withLock { $0.pending[record.id] = (sequence, record.body.objectValue ?? [:], false) }
                 }
             }
         } catch let error as CloudAPIError {
-            invalid(Int64(error.code), error.detail.isEmpty ? error.message : error.detail, reqSN: reqSN)
+            send(.invalid(M2MInvalid(sequence: sequence, errorCode: error.code, message: error.detail.isEmpty ? error.message : error.detail)))
         } catch {
             logger.error("M2M control failed", metadata: ["error": "\(error)"])
-            invalid(9008, "server error", reqSN: reqSN)
+            invalid(.serverError, "server error", sequence: sequence)
         }
     }
 
     /// The cloud keeps each device's latest status, so a read is answered from it.
-    private func read(_ user: AuthenticatedUser, _ data: JSONValue, reqSN: JSONValue?) async {
+    private func read(_ user: AuthenticatedUser, _ read: M2MRead) async {
         guard state.withLock({ !$0.rawOnly }) else {
-            invalid(9015, "c2s_read is not available with p0_type custom", reqSN: reqSN)
+            invalid(.formInvalid, "c2s_read is not available with p0_type custom", sequence: read.sequence)
             return
         }
-        guard let did = data["did"]?.stringValue else {
-            invalid(9015, "c2s_read data is {did, names?}", reqSN: reqSN)
+        guard (try? await control.isBound(user, did: read.did)) == true else {
+            invalid(.deviceNotBound, "device not bound", sequence: read.sequence)
             return
         }
-        guard (try? await control.isBound(user, did: did)) == true else {
-            invalid(9017, "device not bound", reqSN: reqSN)
-            return
-        }
-        var attrs = (try? await history.status(did: did))?.attrs ?? [:]
-        if let names = data["names"]?.arrayValue?.compactMap(\.stringValue), !names.isEmpty {
+        var attrs = (try? await history.status(did: read.did))?.attrs ?? [:]
+        if let names = read.names, !names.isEmpty {
             var selected = JSONObject()
             for name in names { selected[name] = attrs[name] }
             attrs = selected
         }
-        var frame: JSONObject = ["cmd": "s2c_noti", "data": ["did": .string(did), "attrs": .object(attrs)]]
-        if let reqSN { frame["res_sn"] = reqSN }
-        send(.object(frame))
+        send(.notification(M2MNotification(answering: read.sequence, did: read.did, attrs: attrs)))
     }
 }

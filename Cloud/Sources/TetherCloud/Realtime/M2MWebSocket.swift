@@ -2,6 +2,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOWebSocket
 import Synchronization
+import TetherCloudProtocol
 import TetherCore
 
 /// The WebSocket side of an M2M session: text frames in, in order; pushes and answers out. The
@@ -26,7 +27,7 @@ enum M2MWebSocket {
                     do {
                         switch output {
                         case .frame(let frame):
-                            try await outbound.write(.text(frame.serialized()))
+                            try await outbound.write(.text(frame.encoded()))
                         case .close(let reason):
                             try await outbound.close(.policyViolation, reason: String(reason.utf8.prefix(120)) ?? "session ended")
                             return
@@ -64,7 +65,7 @@ enum M2MWebSocket {
                     lastSeen.instant.withLock { $0 = .now }
                     switch message {
                     case .text(let text): await session.receive(text)
-                    case .binary: session.send(["cmd": "s2c_invalid_msg", "data": ["error_code": 9015, "msg": "frames are JSON text"]])
+                    case .binary: session.send(.invalid(M2MInvalid(errorCode: CloudError.formInvalid.code, message: "frames are JSON text")))
                     }
                 }
             } catch {

@@ -1,5 +1,6 @@
 import Logging
 import Synchronization
+import TetherCloudProtocol
 import TetherCore
 
 /// This node's app connections (WebSocket M2M sessions) and what each listens to. It reads the
@@ -35,25 +36,22 @@ final class RealtimeHub: Sendable {
         for await event in bus.events() {
             let targets = sessions.withLock { Array($0.values) }
             guard !targets.isEmpty else { continue }
-            var frame: JSONValue?
+            var frame: M2MFrame?
             switch event {
             case .status(let did, let attrs, _):
-                frame = ["cmd": "s2c_noti", "data": ["did": .string(did), "attrs": attrs]]
+                frame = .notification(M2MNotification(did: did, attrs: attrs.objectValue ?? [:]))
             case .event(let did, let identifier, let kind, let values, let atMs):
-                frame = ["cmd": "s2c_event", "data": ["did": .string(did), "event": .string(identifier), "type": .string(kind), "values": values, "timestamp": .int(atMs)]]
+                frame = .event(M2MEvent(did: did, identifier: identifier, type: kind, values: values, timestamp: atMs))
             case .raw(let did, let hex, _):
-                let bytes = [UInt8](tetherHex: hex) ?? []
-                frame = ["cmd": "s2c_raw", "data": ["did": .string(did), "raw": .array(bytes.map { .int(Int64($0)) })]]
+                frame = .rawReport(M2MRaw(did: did, bytes: [UInt8](tetherHex: hex) ?? []))
             case .presence(let did, let online, _, _):
                 guard targets.contains(where: { $0.isSubscribed(did) }) else { continue }
                 let info = await info(did)
-                frame = ["cmd": "s2c_online_status", "data": [
-                    "did": .string(did), "passcode": .string(info.passcode), "mac": .string(info.mac), "online": .bool(online),
-                ]]
+                frame = .onlineStatus(M2MOnlineStatus(did: did, passcode: info.passcode, mac: info.mac, online: online))
             case .command(let update):
                 for session in targets { session.commandChanged(update) }
             case .binding(let uid, let did, let bound):
-                let frame: JSONValue = ["cmd": "s2c_binding_changed", "data": ["did": .string(did), "bind": .bool(bound)]]
+                let frame = M2MFrame.bindingChanged(did: did, bound: bound)
                 for session in targets where session.uid == uid { session.send(frame) }
                 if !bound { for session in targets where session.uid == uid { session.unsubscribe(did) } }
             case .credentialsChanged(let uid):

@@ -7,6 +7,7 @@ import NIOWebSocket
 import Synchronization
 import Testing
 import TetherAlink
+import TetherCloudProtocol
 import TetherCore
 import TetherMQTT
 @testable import TetherCloud
@@ -101,39 +102,124 @@ enum GatewayFixtures {
     }
 }
 
-/// An app on the WebSocket M2M API: sends frames, and waits for the frames it expects.
+/// An app on the WebSocket M2M API: sends typed frames (``M2MFrame``), and waits for the ones
+/// it expects.
 final class M2MTestClient: Sendable {
     private let outbound: WebSocketOutboundWriter
-    private let received = Mutex<[JSONValue]>([])
+    private let received = Mutex<[M2MFrame]>([])
     private let ended = Mutex(false)
 
     init(outbound: WebSocketOutboundWriter) { self.outbound = outbound }
 
-    func send(_ frame: JSONValue) async throws {
-        try await outbound.write(.text(frame.serialized()))
+    func send(_ frame: M2MFrame) async throws {
+        try await outbound.write(.text(frame.encoded()))
     }
 
-    fileprivate func append(_ frame: JSONValue) { received.withLock { $0.append(frame) } }
+    /// Text that is not a frame of this protocol, as a broken or hostile app would send.
+    func send(text: String) async throws {
+        try await outbound.write(.text(text))
+    }
 
-    /// The first frame received (and not taken yet) that matches, waiting up to `timeout`.
-    func nextFrame(timeout: Duration = .seconds(5), _ description: String = "", where matches: @Sendable (JSONValue) -> Bool) async throws -> JSONValue {
+    fileprivate func append(_ frame: M2MFrame) { received.withLock { $0.append(frame) } }
+
+    /// The first frame received (and not taken yet) that `extract` takes, waiting up to `timeout`.
+    func next<Value: Sendable>(_ description: String, timeout: Duration = .seconds(5), _ extract: @Sendable (M2MFrame) -> Value?) async throws -> Value {
         let deadline = ContinuousClock.now + timeout
         while true {
-            let found = received.withLock { frames -> JSONValue? in
-                guard let index = frames.firstIndex(where: matches) else { return nil }
-                return frames.remove(at: index)
+            let found = received.withLock { frames -> Value? in
+                for (index, frame) in frames.enumerated() {
+                    if let value = extract(frame) {
+                        frames.remove(at: index)
+                        return value
+                    }
+                }
+                return nil
             }
             if let found { return found }
             guard ContinuousClock.now < deadline else {
-                throw TestFailure("no \(description) frame within \(timeout); received \(received.withLock { $0.map { $0.serialized() } })")
+                throw TestFailure("no \(description) within \(timeout); received \(received.withLock { $0.map { $0.encoded() } })")
             }
             try await Task.sleep(for: .milliseconds(10))
         }
     }
 
-    func next(_ cmd: String, timeout: Duration = .seconds(5), where matches: @escaping @Sendable (JSONValue) -> Bool = { _ in true }) async throws -> JSONValue {
-        try await nextFrame(timeout: timeout, cmd) { $0["cmd"] == .string(cmd) && matches($0) }
+    func onlineStatus(online: Bool? = nil, timeout: Duration = .seconds(5)) async throws -> M2MOnlineStatus {
+        try await next("s2c_online_status online=\(online.map(String.init) ?? "any")", timeout: timeout) { frame in
+            if case .onlineStatus(let status) = frame, online == nil || status.online == online { status } else { nil }
+        }
     }
+
+    /// A notification answering `req_sn` `answering` (any number for `.any`, none for `.report`).
+    func notification(_ kind: NotificationKind = .any, timeout: Duration = .seconds(5), where matches: @escaping @Sendable (M2MNotification) -> Bool = { _ in true }) async throws -> M2MNotification {
+        try await next("s2c_noti \(kind)", timeout: timeout) { frame in
+            guard case .notification(let notification) = frame, matches(notification) else { return nil }
+            switch kind {
+            case .any: return notification
+            case .report: return notification.answering == nil ? notification : nil
+            case .answering(let number): return notification.answering == .number(number) ? notification : nil
+            }
+        }
+    }
+
+    enum NotificationKind: Sendable, CustomStringConvertible {
+        case any
+        /// Pushed by the cloud on its own (no `res_sn`).
+        case report
+        case answering(Int64)
+        var description: String {
+            switch self {
+            case .any: "(any)"
+            case .report: "(report)"
+            case .answering(let number): "res_sn \(number)"
+            }
+        }
+    }
+
+    /// An `s2c_invalid_msg`, answering `req_sn` `answering` when given.
+    func invalid(answering: Int64? = nil, code: Int? = nil, timeout: Duration = .seconds(5)) async throws -> M2MInvalid {
+        try await next("s2c_invalid_msg", timeout: timeout) { frame in
+            guard case .invalid(let invalid) = frame else { return nil }
+            if let answering, invalid.sequence != .number(answering) { return nil }
+            if let code, invalid.errorCode != code { return nil }
+            return invalid
+        }
+    }
+
+    func writeAcknowledgement(answering: Int64? = nil) async throws -> M2MWriteAcknowledgement {
+        try await next("s2c_ack") { frame in
+            guard case .writeAcknowledged(let acknowledgement) = frame else { return nil }
+            return answering == nil || acknowledgement.sequence == .number(answering!) ? acknowledgement : nil
+        }
+    }
+
+    func subscribeResult() async throws -> M2MSubscribeResult {
+        try await next("subscribe_res") { if case .subscribeResult(let result) = $0 { result } else { nil } }
+    }
+
+    func loginResult() async throws -> M2MLoginResult {
+        try await next("login_res") { if case .loginResult(let result) = $0 { result } else { nil } }
+    }
+
+    func bindingChanged(bound: Bool? = nil) async throws -> (did: String, bound: Bool) {
+        try await next("s2c_binding_changed") { frame in
+            if case .bindingChanged(let did, let isBound) = frame, bound == nil || isBound == bound { (did, isBound) } else { nil }
+        }
+    }
+
+    func rawReport() async throws -> M2MRaw {
+        try await next("s2c_raw") { if case .rawReport(let raw) = $0 { raw } else { nil } }
+    }
+
+    func event() async throws -> M2MEvent {
+        try await next("s2c_event") { if case .event(let event) = $0 { event } else { nil } }
+    }
+
+    func pong() async throws {
+        try await next("pong") { $0 == .pong ? () : nil }
+    }
+
+    /// Frames received so far and not taken, of `command`.
+    func pending(_ command: String) -> [M2MFrame] { received.withLock { $0.filter { $0.command == command } } }
 
     /// Waits until the server closes the connection; a failure after `timeout`.
     func waitUntilClosed(timeout: Duration = .seconds(5)) async throws {
@@ -141,9 +227,6 @@ final class M2MTestClient: Sendable {
     }
 
     var isClosed: Bool { ended.withLock { $0 } }
-
-    /// Frames of `cmd` received so far and not taken.
-    func pending(_ cmd: String) -> [JSONValue] { received.withLock { $0.filter { $0["cmd"] == .string(cmd) } } }
 
     /// Connects to the cloud's M2M endpoint, logs in as `session`, and runs `body`.
     static func with<Result: Sendable>(
@@ -157,12 +240,9 @@ final class M2MTestClient: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     do {
-                        try await client.send(["cmd": "login_req", "data": [
-                            "appid": .string(appID), "uid": .string(session.uid), "token": .string(session.token),
-                            "p0_type": "attrs_v4", "heartbeat_interval": 180, "auto_subscribe": .bool(autoSubscribe),
-                        ]])
-                        let login = try await client.next("login_res")
-                        guard login["data"]?["success"] == true else { throw TestFailure("login refused: \(login.serialized())") }
+                        try await client.send(.login(M2MLogin(appID: appID, uid: session.uid, token: session.token, heartbeatInterval: 180, autoSubscribe: autoSubscribe)))
+                        let login = try await client.loginResult()
+                        guard login.success else { throw TestFailure("login refused: \(login)") }
                         let result = try await body(client)
                         outcome.value.withLock { $0 = result }
                     } catch {
@@ -172,7 +252,12 @@ final class M2MTestClient: Sendable {
                 }
                 do {
                     for try await message in inbound.messages(maxSize: 1 << 20) {
-                        if case .text(let text) = message, let frame = try? JSONValue.parse(text) { client.append(frame) }
+                        guard case .text(let text) = message else { continue }
+                        do {
+                            client.append(try M2MFrame(decoding: text, maximumLength: 1 << 20))
+                        } catch {
+                            Issue.record("the cloud sent a frame the protocol cannot read: \(error): \(text)")
+                        }
                     }
                 } catch {}
                 client.ended.withLock { $0 = true }

@@ -1,0 +1,68 @@
+/// An error of the Open API as the cloud answers it (`{"error_code", "error_message", "detail"}`
+/// with an HTTP status) and the WebSocket reports it (`error_code` in `s2c_invalid_msg` and
+/// `login_res`): one table, `shared/reference/gizwits-openapi.md` §3 with Tether's additions, read
+/// by the cloud to answer and by the SDK to understand.
+public struct CloudError: Sendable, Hashable, CustomStringConvertible {
+    /// The Open API's number (9001…).
+    public let code: Int
+    /// The HTTP status a REST answer carries.
+    public let httpStatus: Int
+    /// The reference's short message.
+    public let message: String
+
+    public init(code: Int, httpStatus: Int = 400, message: String) {
+        self.code = code
+        self.httpStatus = httpStatus
+        self.message = message
+    }
+
+    public var description: String { "\(code) \(message)" }
+
+    /// The catalogue's entry for `code`, if it has one.
+    public static func named(_ code: Int) -> CloudError? { catalogue.first { $0.code == code } }
+}
+
+extension CloudError {
+    public static let macAlreadyRegistered = CloudError(code: 9001, message: "mac already registered")
+    public static let productKeyInvalid = CloudError(code: 9002, message: "product_key invalid")
+    public static let appIDInvalid = CloudError(code: 9003, message: "appid invalid")
+    public static let tokenInvalid = CloudError(code: 9004, message: "token invalid")
+    public static let userNotExist = CloudError(code: 9005, message: "user not exist")
+    public static let tokenExpired = CloudError(code: 9006, message: "token expired")
+    public static let serverError = CloudError(code: 9008, httpStatus: 500, message: "server error")
+    public static let codeExpired = CloudError(code: 9009, message: "code expired")
+    public static let codeInvalid = CloudError(code: 9010, message: "code invalid")
+    public static let deviceNotFound = CloudError(code: 9014, httpStatus: 404, message: "device not found")
+    public static let formInvalid = CloudError(code: 9015, message: "form invalid")
+    public static let didPasscodeInvalid = CloudError(code: 9016, message: "did or passcode invalid")
+    public static let deviceNotBound = CloudError(code: 9017, httpStatus: 401, message: "device not bound")
+    public static let phoneUnavailable = CloudError(code: 9018, message: "phone unavailable")
+    public static let usernameUnavailable = CloudError(code: 9019, message: "username unavailable")
+    public static let usernamePasswordError = CloudError(code: 9020, message: "username or password error")
+    public static let sendCommandFailed = CloudError(code: 9021, message: "send command failed")
+    public static let emailUnavailable = CloudError(code: 9022, message: "email unavailable")
+    public static let deviceDisabled = CloudError(code: 9023, message: "device disabled")
+    public static let attrInvalid = CloudError(code: 9025, message: "attr invalid")
+    public static let userInvalid = CloudError(code: 9026, message: "user invalid")
+    public static let sendSMSFailed = CloudError(code: 9037, message: "send sms failed")
+    public static let applicationAuthInvalid = CloudError(code: 9038, message: "X-Gizwits-Application-Auth invalid")
+    public static let requestThrottled = CloudError(code: 9041, httpStatus: 429, message: "request throttled")
+    public static let deviceOffline = CloudError(code: 9042, message: "device offline")
+    public static let timestampInvalid = CloudError(code: 9043, message: "X-Gizwits-Timestamp invalid")
+    public static let signatureInvalid = CloudError(code: 9044, message: "X-Gizwits-Signature invalid")
+    public static let emailNotActivated = CloudError(code: 9077, message: "email not activated")
+    public static let onlyOwnerCanBind = CloudError(code: 9092, message: "only owner can bind")
+    /// Tether: no such route, command or session.
+    public static let notFound = CloudError(code: 9999, httpStatus: 404, message: "not found")
+    /// Tether: the HTTP method is not served at this path.
+    public static let methodNotAllowed = CloudError(code: 9999, httpStatus: 405, message: "method not allowed")
+
+    /// Every code the cloud answers (`GET /errors`), each once.
+    public static let catalogue: [CloudError] = [
+        .macAlreadyRegistered, .productKeyInvalid, .appIDInvalid, .tokenInvalid, .userNotExist, .tokenExpired,
+        .serverError, .codeExpired, .codeInvalid, .deviceNotFound, .formInvalid, .didPasscodeInvalid, .deviceNotBound,
+        .phoneUnavailable, .usernameUnavailable, .usernamePasswordError, .sendCommandFailed, .emailUnavailable,
+        .deviceDisabled, .attrInvalid, .userInvalid, .sendSMSFailed, .applicationAuthInvalid, .requestThrottled,
+        .deviceOffline, .timestampInvalid, .signatureInvalid, .emailNotActivated, .onlyOwnerCanBind, .notFound,
+    ]
+}
