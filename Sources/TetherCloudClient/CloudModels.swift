@@ -1,3 +1,4 @@
+import TetherCloudProtocol
 import TetherCore
 
 /// A logged-in user's session with the cloud. The token is a secret: never log it.
@@ -17,12 +18,8 @@ public struct CloudSession: Hashable, Sendable, Codable {
     }
 
     init(json: JSONValue) throws(TetherError) {
-        guard let uid = json["uid"]?.stringValue, let token = json["token"]?.stringValue,
-              case .int(let expireAt)? = json["expire_at"]
-        else {
-            throw TetherError(.unexpectedCloudResponse, "expected {uid, token, expire_at}")
-        }
-        self.init(uid: uid, token: token, expireAt: expireAt)
+        let body = try decodeBody("a session", json, as: SessionBody.init(json:))
+        self.init(uid: body.uid, token: body.token, expireAt: body.expireAt)
     }
 }
 
@@ -42,13 +39,13 @@ public struct CloudUser: Hashable, Sendable {
     public var isAnonymous: Bool
 
     init(json: JSONValue) throws(TetherError) {
-        guard let uid = json["uid"]?.stringValue else { throw TetherError(.unexpectedCloudResponse, "a user without uid") }
-        self.uid = uid
-        username = json["username"]?.stringValue ?? ""
-        phone = json["phone"]?.stringValue ?? ""
-        email = json["email"]?.stringValue ?? ""
-        name = json["name"]?.stringValue ?? ""
-        isAnonymous = json["is_anonymous"] == .bool(true)
+        let body = try decodeBody("a user", json, as: UserBody.init(json:))
+        uid = body.uid
+        username = body.username
+        phone = body.phone
+        email = body.email
+        name = body.name
+        isAnonymous = body.isAnonymous
     }
 }
 
@@ -80,21 +77,19 @@ public struct CloudDevice: Hashable, Sendable {
     public var webSocketPort: Int
 
     init(json: JSONValue) throws(TetherError) {
-        guard let did = json["did"]?.stringValue, let productKey = json["product_key"]?.stringValue else {
-            throw TetherError(.unexpectedCloudResponse, "a device without did or product_key")
-        }
-        self.did = did
-        self.productKey = productKey
-        productName = json["product_name"]?.stringValue ?? ""
-        mac = json["mac"]?.stringValue ?? ""
-        passcode = json["passcode"]?.stringValue ?? ""
-        isOnline = json["is_online"] == .bool(true)
-        isDisabled = json["is_disabled"] == .bool(true)
-        remark = json["remark"]?.stringValue ?? ""
-        alias = json["dev_alias"]?.stringValue ?? ""
-        role = json["role"]?.stringValue ?? ""
-        host = json["host"]?.stringValue ?? ""
-        if case .int(let port)? = json["ws_port"] { webSocketPort = Int(port) } else { webSocketPort = 0 }
+        let body = try decodeBody("a device", json, as: DeviceBody.init(json:))
+        did = body.did
+        productKey = body.productKey
+        productName = body.productName
+        mac = body.mac
+        passcode = body.passcode
+        isOnline = body.isOnline
+        isDisabled = body.isDisabled
+        remark = body.remark
+        alias = body.alias
+        role = body.role
+        host = body.host
+        webSocketPort = Int(clamping: body.webSocketPort)
     }
 }
 
@@ -111,14 +106,31 @@ public struct CloudCommand: Hashable, Sendable {
     /// Why the command failed or was rejected ("" otherwise).
     public var message: String
 
+    /// A ledger entry (`GET /app/commands/{id}`), or a command just accepted (`command_id`).
     init(json: JSONValue) throws(TetherError) {
-        guard case .int(let id)? = json["id"] ?? json["command_id"], let state = json["state"]?.stringValue else {
-            throw TetherError(.unexpectedCloudResponse, "a command without id or state")
+        if json["command_id"] != nil {
+            let accepted = try decodeBody("a command", json, as: CommandAcceptedBody.init(json:))
+            self.init(id: accepted.commandID, did: "", state: accepted.state, code: nil, message: "")
+        } else {
+            let body = try decodeBody("a command", json, as: CommandBody.init(json:))
+            self.init(id: body.id, did: body.did, state: body.state, code: body.code, message: body.message)
         }
+    }
+
+    init(id: Int64, did: String, state: String, code: Int?, message: String) {
         self.id = id
-        did = json["did"]?.stringValue ?? ""
+        self.did = did
         self.state = state
-        if case .int(let code)? = json["code"] { self.code = Int(code) } else { code = nil }
-        message = json["message"]?.stringValue ?? ""
+        self.code = code
+        self.message = message
+    }
+}
+
+/// A body the cloud answered, or the SDK's error for a cloud that answered something else.
+func decodeBody<Body>(_ what: String, _ json: JSONValue, as decode: (JSONValue) throws(CloudBodyError) -> Body) throws(TetherError) -> Body {
+    do {
+        return try decode(json)
+    } catch {
+        throw TetherError(.unexpectedCloudResponse, "\(what) that does not read: \(error)")
     }
 }

@@ -7,6 +7,7 @@ import Foundation
 public import NIOCore
 import NIOHTTP1
 import NIOPosix
+import TetherCloudProtocol
 public import TetherCore
 
 /// The cloud's Open API, typed: accounts, bindings, device data and control. Speaks to a
@@ -41,32 +42,32 @@ public struct TetherCloudAPI: Sendable {
 
     /// Registers by user name and password and returns the new user's session.
     public func register(username: String, password: String) async throws(TetherError) -> CloudSession {
-        try CloudSession(json: try await call(.POST, "/app/users", body: ["username": .string(username), "password": .string(password)]))
+        try CloudSession(json: try await call(.POST, "/app/users", body: RegistrationBody.username(username, password: password).json))
     }
 
     /// Registers by phone with the SMS code sent by ``requestSMSCode(phone:)``.
     public func register(phone: String, code: String, password: String) async throws(TetherError) -> CloudSession {
-        try CloudSession(json: try await call(.POST, "/app/users", body: ["phone": .string(phone), "code": .string(code), "password": .string(password)]))
+        try CloudSession(json: try await call(.POST, "/app/users", body: RegistrationBody.phone(phone, code: code, password: password).json))
     }
 
     /// Registers by e-mail; the user logs in after opening the confirmation link.
     public func register(email: String, password: String) async throws(TetherError) {
-        _ = try await call(.POST, "/app/users", body: ["email": .string(email), "password": .string(password)])
+        _ = try await call(.POST, "/app/users", body: RegistrationBody.email(email, password: password).json)
     }
 
     /// An anonymous user tied to a phone identifier: the same user every time for the same id.
     public func loginAnonymously(phoneID: String) async throws(TetherError) -> CloudSession {
-        try CloudSession(json: try await call(.POST, "/app/users", body: ["phone_id": .string(phoneID)]))
+        try CloudSession(json: try await call(.POST, "/app/users", body: RegistrationBody.anonymous(phoneID: phoneID).json))
     }
 
     /// A user of a third party (`src`: `google`, `wechat`, …) whose ID token the cloud verifies.
     public func login(thirdParty source: String, uid: String, token: String) async throws(TetherError) -> CloudSession {
-        try CloudSession(json: try await call(.POST, "/app/users", body: ["src": .string(source), "uid": .string(uid), "token": .string(token)]))
+        try CloudSession(json: try await call(.POST, "/app/users", body: RegistrationBody.thirdParty(source: source, uid: uid, token: token).json))
     }
 
     /// Logs in with a user name, e-mail or phone and the password.
     public func login(username: String, password: String) async throws(TetherError) -> CloudSession {
-        try CloudSession(json: try await call(.POST, "/app/login", body: ["username": .string(username), "password": .string(password)]))
+        try CloudSession(json: try await call(.POST, "/app/login", body: LoginBody(username: username, password: password).json))
     }
 
     /// A new token for the session's user, valid for the cloud's full token lifetime (Tether
@@ -81,30 +82,30 @@ public struct TetherCloudAPI: Sendable {
         guard let appSecret else { throw TetherError(.invalidArgument, "SMS codes need the app secret (TetherCloudAPI(appSecret:))") }
         let token = try await call(.POST, "/app/request_token", headers: [("X-Gizwits-Application-Auth", Self.md5Hex(appID + appSecret))])
         guard let appToken = token["token"]?.stringValue else { throw TetherError(.unexpectedCloudResponse, "request_token answered no token") }
-        _ = try await call(.POST, "/app/sms_code", body: ["phone": .string(phone)], headers: [("X-Gizwits-Application-Token", appToken)])
+        _ = try await call(.POST, "/app/sms_code", body: SMSCodeBody(phone: phone).json, headers: [("X-Gizwits-Application-Token", appToken)])
     }
 
     /// Resets the password with an SMS code.
     public func resetPassword(phone: String, code: String, newPassword: String) async throws(TetherError) {
-        _ = try await call(.POST, "/app/reset_password", body: ["phone": .string(phone), "code": .string(code), "new_pwd": .string(newPassword)])
+        _ = try await call(.POST, "/app/reset_password", body: PasswordResetBody.phone(phone, code: code, newPassword: newPassword).json)
     }
 
     /// Mails a reset link to `email`.
     public func resetPassword(email: String) async throws(TetherError) {
-        _ = try await call(.POST, "/app/reset_password", body: ["email": .string(email)])
+        _ = try await call(.POST, "/app/reset_password", body: PasswordResetBody.email(email).json)
     }
 
     /// Changes the password. The cloud revokes every token of the user; the new session is
     /// returned.
     public func changePassword(_ session: CloudSession, old: String, new: String) async throws(TetherError) -> CloudSession {
-        let answer = try await call(.PUT, "/app/users", body: ["old_pwd": .string(old), "new_pwd": .string(new)], session: session)
+        let answer = try await call(.PUT, "/app/users", body: UserUpdateBody(oldPassword: old, newPassword: new).json, session: session)
         guard let token = answer["token"]?.stringValue, case .int(let expireAt)? = answer["expire_at"] else { return session }
         return CloudSession(uid: session.uid, token: token, expireAt: expireAt)
     }
 
     /// Turns an anonymous user into a named one, keeping the uid and the bindings.
     public func convertAnonymous(_ session: CloudSession, username: String, password: String) async throws(TetherError) {
-        _ = try await call(.PUT, "/app/users", body: ["username": .string(username), "password": .string(password)], session: session)
+        _ = try await call(.PUT, "/app/users", body: UserUpdateBody(username: username, password: password).json, session: session)
     }
 
     /// The user's profile.
@@ -114,9 +115,7 @@ public struct TetherCloudAPI: Sendable {
 
     /// Updates profile fields (`name`, `gender`, `birthday`, `address`, `lang`, `remark`).
     public func updateUserInfo(_ session: CloudSession, _ fields: [String: String]) async throws(TetherError) {
-        var body = JSONObject()
-        for key in fields.keys.sorted() { body[key] = .string(fields[key]!) }
-        _ = try await call(.PUT, "/app/users", body: .object(body), session: session)
+        _ = try await call(.PUT, "/app/users", body: UserUpdateBody(profile: fields).json, session: session)
     }
 
     // MARK: Bindings and devices
@@ -134,20 +133,16 @@ public struct TetherCloudAPI: Sendable {
 
     /// Binds a device by did and passcode; false when the passcode was wrong.
     public func bind(_ session: CloudSession, did: String, passcode: String, remark: String? = nil, alias: String? = nil) async throws(TetherError) -> Bool {
-        var entry: JSONObject = ["did": .string(did), "passcode": .string(passcode)]
-        if let remark { entry["remark"] = .string(remark) }
-        if let alias { entry["dev_alias"] = .string(alias) }
-        let answer = try await call(.POST, "/app/bindings", body: ["devices": [.object(entry)]], session: session)
-        return answer["success"]?.arrayValue?.contains(.string(did)) == true
+        let body = BindBody(devices: [.init(did: did, passcode: passcode, remark: remark, alias: alias)])
+        let answer = try await call(.POST, "/app/bindings", body: body.json, session: session)
+        return try decodeBody("the bindings' results", answer, as: DidResultsBody.init(json:)).success.contains(did)
     }
 
     /// Binds by product key and MAC, signed with the product secret (the QR flow).
     public func bind(_ session: CloudSession, productKey: String, mac: String, productSecret: String, remark: String? = nil, alias: String? = nil) async throws(TetherError) -> CloudDevice {
         let timestamp = String(Int64(Date().timeIntervalSince1970))
-        var body: JSONObject = ["product_key": .string(productKey), "mac": .string(mac)]
-        if let remark { body["remark"] = .string(remark) }
-        if let alias { body["dev_alias"] = .string(alias) }
-        let answer = try await call(.POST, "/app/bind_mac", body: .object(body), session: session, headers: [
+        let body = BindMACBody(productKey: productKey, mac: mac, remark: remark, alias: alias)
+        let answer = try await call(.POST, "/app/bind_mac", body: body.json, session: session, headers: [
             ("X-Gizwits-Timestamp", timestamp), ("X-Gizwits-Signature", Self.md5Hex(productSecret + timestamp)),
         ])
         return try CloudDevice(json: answer)
@@ -155,16 +150,14 @@ public struct TetherCloudAPI: Sendable {
 
     /// Unbinds devices; returns the dids that were unbound.
     public func unbind(_ session: CloudSession, dids: [String]) async throws(TetherError) -> [String] {
-        let answer = try await call(.DELETE, "/app/bindings", body: ["devices": .array(dids.map { ["did": .string($0)] })], session: session)
-        return answer["success"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        let answer = try await call(.DELETE, "/app/bindings", body: DidListBody(dids: dids).json, session: session)
+        return try decodeBody("the unbindings' results", answer, as: DidResultsBody.init(json:)).success
     }
 
     /// Sets the user's remark and alias of a bound device; nil leaves one as it is.
     public func updateBinding(_ session: CloudSession, did: String, remark: String? = nil, alias: String? = nil) async throws(TetherError) {
-        var body: JSONObject = [:]
-        if let remark { body["remark"] = .string(remark) }
-        if let alias { body["dev_alias"] = .string(alias) }
-        _ = try await call(.PUT, "/app/bindings/\(did)", body: .object(body), session: session)
+        let body = BindingUpdateBody(remark: remark, alias: alias)
+        _ = try await call(.PUT, "/app/bindings/\(did)", body: body.json, session: session)
     }
 
     /// A product's data-point model as the cloud holds it (`/app/datapoint`), for a device
@@ -187,16 +180,15 @@ public struct TetherCloudAPI: Sendable {
     /// The device's latest reported data points and when (Unix seconds; 0: none in 24 h).
     public func latest(_ session: CloudSession, did: String) async throws(TetherError) -> (attrs: JSONObject, updatedAt: Int64) {
         let answer = try await call(.GET, "/app/devdata/\(did)/latest", session: session)
-        guard case .int(let updatedAt)? = answer["updated_at"] else { throw TetherError(.unexpectedCloudResponse, "latest data without updated_at") }
-        return (answer["attr"]?.objectValue ?? [:], updatedAt)
+        let latest = try decodeBody("the latest data", answer, as: LatestStatusBody.init(json:))
+        return (latest.attrs, latest.updatedAt)
     }
 
     /// Writes data points through the cloud. `queueFor` keeps the command for an offline device
     /// that long (Tether extension); without it an offline device fails at once.
     public func control(_ session: CloudSession, did: String, attrs: JSONObject, queueFor: Duration? = nil) async throws(TetherError) -> CloudCommand {
-        var body: JSONObject = ["attrs": .object(attrs)]
-        if let queueFor { body["queue_ttl"] = .int(queueFor.components.seconds) }
-        return try CloudCommand(json: try await call(.POST, "/app/control/\(did)", body: .object(body), session: session))
+        let body = ControlBody(.attrs(attrs), queueTTL: queueFor?.components.seconds)
+        return try CloudCommand(json: try await call(.POST, "/app/control/\(did)", body: body.json, session: session))
     }
 
     /// A command of the ledger (Tether extension).

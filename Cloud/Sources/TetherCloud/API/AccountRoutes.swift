@@ -1,5 +1,6 @@
 import Hummingbird
 import TetherCore
+import TetherCloudProtocol
 
 /// `/app/users`, `/app/login`, `/app/request_token`, `/app/sms_code`, `/app/reset_password`.
 struct AccountRoutes<Context: RemoteAddressRequestContext> {
@@ -26,8 +27,8 @@ struct AccountRoutes<Context: RemoteAddressRequestContext> {
             success: .created(JSONSchema.ref("Session"))
         )) { request, context in
             let app = try await accounts.requireApp(request.header(.gizwitsApplicationID))
-            let form = try await RequestForm.decode(request)
-            let session = try await accounts.register(app: app, form: form, client: client(request, context))
+            let body = try await RequestForm.decode(request, as: RegistrationBody.init(json:))
+            let session = try await accounts.register(app: app, body, client: client(request, context))
             metrics.registered()
             return Response.json(session.json, status: .created)
         }
@@ -53,8 +54,8 @@ struct AccountRoutes<Context: RemoteAddressRequestContext> {
             ], required: ["updatedAt"]))
         )) { request, context in
             let user = try await accounts.authenticate(request)
-            let form = try await RequestForm.decode(request)
-            return Response.json(try await accounts.updateUser(user, form: form, client: client(request, context)))
+            let body = try await RequestForm.decode(request, as: UserUpdateBody.init(json:))
+            return Response.json(try await accounts.updateUser(user, body, client: client(request, context)))
         }
         router.on(.init(
             method: .post, path: "/app/login", summary: "Log in with a username, e-mail address or phone number",
@@ -63,9 +64,9 @@ struct AccountRoutes<Context: RemoteAddressRequestContext> {
             success: .ok(JSONSchema.ref("Session"))
         )) { request, context in
             let app = try await accounts.requireApp(request.header(.gizwitsApplicationID))
-            let form = try await RequestForm.decode(request)
+            let body = try await RequestForm.decode(request, as: LoginBody.init(json:))
             do {
-                let session = try await accounts.login(appID: app.appID, form: form, client: client(request, context))
+                let session = try await accounts.login(appID: app.appID, body, client: client(request, context))
                 metrics.logins(succeeded: true)
                 return Response.json(session.json)
             } catch {
@@ -90,12 +91,11 @@ struct AccountRoutes<Context: RemoteAddressRequestContext> {
         )) { request, _ in
             let app = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             try await accounts.verifyAppToken(appID: app.appID, token: request.header(.gizwitsApplicationToken))
-            let form = try await RequestForm.decode(request)
-            let phone = try form.string("phone")
-            if let code = try form.optionalString("code") {
-                try await accounts.verifySMSCode(appID: app.appID, phone: phone, code: code)
+            let body = try await RequestForm.decode(request, as: SMSCodeBody.init(json:))
+            if let code = body.code {
+                try await accounts.verifySMSCode(appID: app.appID, phone: body.phone, code: code)
             } else {
-                try await accounts.sendSMSCode(appID: app.appID, phone: phone)
+                try await accounts.sendSMSCode(appID: app.appID, phone: body.phone)
             }
             return Response.emptyJSON
         }
@@ -106,7 +106,7 @@ struct AccountRoutes<Context: RemoteAddressRequestContext> {
             success: .ok(JSONSchema.empty)
         )) { request, _ in
             let app = try await accounts.requireApp(request.header(.gizwitsApplicationID))
-            try await accounts.resetPassword(appID: app.appID, form: try await RequestForm.decode(request))
+            try await accounts.resetPassword(appID: app.appID, try await RequestForm.decode(request, as: PasswordResetBody.init(json:)))
             return Response.emptyJSON
         }
         router.on(.init(
@@ -148,7 +148,7 @@ struct AccountRoutes<Context: RemoteAddressRequestContext> {
             body: JSONSchema.object(["token": JSONSchema.string, "new_pwd": JSONSchema.string], required: ["token", "new_pwd"]),
             success: .ok(JSONSchema.empty)
         )) { request, _ in
-            try await accounts.completePasswordReset(form: try await RequestForm.decode(request))
+            try await accounts.completePasswordReset(try await RequestForm.decode(request, as: PasswordResetConfirmBody.init(json:)))
             return Response.emptyJSON
         }
         router.on(.init(

@@ -1,4 +1,5 @@
 import Hummingbird
+import TetherCloudProtocol
 import TetherCore
 
 /// Control and history of bound devices: `/app/control/{did}`, `/app/devdata/{did}/latest`,
@@ -26,19 +27,13 @@ struct ControlRoutes<Context: RequestContext> {
         )) { request, context in
             let user = try await accounts.authenticate(request)
             let did = try context.pathParameter("did")
-            let form = try await RequestForm.decode(request)
-            let command: ControlService.Request
-            if let attrs = form.object["attrs"] {
-                guard let object = attrs.objectValue, !object.isEmpty else { throw CloudAPIError.formInvalid(detail: "attrs must be a non-empty object") }
-                command = .attrs(object)
-            } else if let raw = form.object["raw"] {
-                command = .raw(try Self.bytes(raw))
-            } else {
-                throw CloudAPIError.formInvalid(detail: "send attrs or raw")
+            let body = try await RequestForm.decode(request, as: ControlBody.init(json:))
+            let command: ControlService.Request = switch body.command {
+            case .attrs(let attrs): .attrs(attrs)
+            case .raw(let bytes): .raw(bytes)
             }
-            let queueSeconds = try form.optionalInt("queue_ttl")
-            let record = try await control.control(user, did: did, command, queueSeconds: queueSeconds)
-            return Response.json(["command_id": .int(record.id), "state": .string(record.state.rawValue)])
+            let record = try await control.control(user, did: did, command, queueSeconds: body.queueTTL)
+            return Response.json(CommandAcceptedBody(commandID: record.id, state: record.state.rawValue).json)
         }
         router.on(.init(
             method: .post, path: "/app/devices/{did}/services/{identifier}",
@@ -48,12 +43,11 @@ struct ControlRoutes<Context: RequestContext> {
             success: .ok(Self.commandAnswer)
         )) { request, context in
             let user = try await accounts.authenticate(request)
-            let form = try await RequestForm.decode(request)
+            let body = try await RequestForm.decode(request, as: ServiceCallBody.init(json:))
             let did = try context.pathParameter("did")
             let identifier = try context.pathParameter("identifier")
-            let queueSeconds = try form.optionalInt("queue_ttl")
-            let record = try await control.control(user, did: did, .service(identifier: identifier, params: form.object["params"] ?? .object([:])), queueSeconds: queueSeconds)
-            return Response.json(["command_id": .int(record.id), "state": .string(record.state.rawValue)])
+            let record = try await control.control(user, did: did, .service(identifier: identifier, params: body.params), queueSeconds: body.queueTTL)
+            return Response.json(CommandAcceptedBody(commandID: record.id, state: record.state.rawValue).json)
         }
         router.on(.init(
             method: .get, path: "/app/commands/{id}", summary: "Tether: one command of the ledger and where it is",
@@ -89,9 +83,9 @@ struct ControlRoutes<Context: RequestContext> {
             guard try await control.isBound(user, did: did) else { throw CloudAPIError.deviceNotBound() }
             let dayAgo = Clock.unixMilliseconds() - 24 * 3600 * 1000
             guard let status = try await history.status(did: did), status.updatedMs >= dayAgo else {
-                return Response.json(["did": .string(did), "updated_at": 0, "attr": .object([:])])
+                return Response.json(LatestStatusBody(did: did, updatedAt: 0, attrs: [:]).json)
             }
-            return Response.json(["did": .string(did), "updated_at": .int(status.updatedMs / 1000), "attr": .object(status.attrs)])
+            return Response.json(LatestStatusBody(did: did, updatedAt: status.updatedMs / 1000, attrs: status.attrs).json)
         }
         router.on(.init(
             method: .get, path: "/app/devices/{did}/raw_data",
@@ -154,15 +148,5 @@ struct ControlRoutes<Context: RequestContext> {
             ],
             "objects": .array(objects),
         ]
-    }
-
-    static func bytes(_ value: JSONValue) throws -> [UInt8] {
-        guard let items = value.arrayValue else { throw CloudAPIError.formInvalid(detail: "raw is an array of bytes") }
-        return try items.map { item in
-            guard case .int(let number) = item, let byte = UInt8(exactly: number) else {
-                throw CloudAPIError.formInvalid(detail: "raw holds integers 0…255")
-            }
-            return byte
-        }
     }
 }

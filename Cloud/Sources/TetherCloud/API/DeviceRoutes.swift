@@ -1,6 +1,7 @@
 import Hummingbird
 import NIOCore
 import TetherCore
+import TetherCloudProtocol
 
 /// Device registration (`/dev/devices`) and users' bindings and devices (`/app/bindings`,
 /// `/app/bind_mac`, `/app/devices/{did}`, `/app/datapoint`).
@@ -56,7 +57,7 @@ struct DeviceRoutes<Context: RemoteAddressRequestContext> {
             success: .created(JSONSchema.ref("DidResults"))
         )) { request, _ in
             let user = try await accounts.authenticate(request)
-            return Response.json(try await bindings.bind(user, form: try await RequestForm.decode(request)), status: .created)
+            return Response.json(try await bindings.bind(user, try await RequestForm.decode(request, as: BindBody.init(json:))), status: .created)
         }
         router.on(.init(
             method: .get, path: "/app/bindings", summary: "The user's bound devices", tag: "bindings", security: .appAndUser,
@@ -81,7 +82,7 @@ struct DeviceRoutes<Context: RemoteAddressRequestContext> {
             body: JSONSchema.ref("DidList"), success: .ok(JSONSchema.ref("DidResults"))
         )) { request, _ in
             let user = try await accounts.authenticate(request)
-            return Response.json(try await bindings.unbind(user, form: try await RequestForm.decode(request)))
+            return Response.json(try await bindings.unbind(user, try await RequestForm.decode(request, as: DidListBody.init(json:))))
         }
         router.on(.init(
             method: .put, path: "/app/bindings/{did}", summary: "The user's remark, alias and labels of a bound device",
@@ -91,7 +92,7 @@ struct DeviceRoutes<Context: RemoteAddressRequestContext> {
         )) { request, context in
             let user = try await accounts.authenticate(request)
             let did = try context.pathParameter("did")
-            return Response.json(try await bindings.update(user, did: did, form: try await RequestForm.decode(request)))
+            return Response.json(try await bindings.update(user, did: did, try await RequestForm.decode(request, as: BindingUpdateBody.init(json:))))
         }
         router.on(.init(
             method: .post, path: "/app/bind_mac", summary: "Bind by product key and MAC, signed with the product secret",
@@ -107,9 +108,9 @@ struct DeviceRoutes<Context: RemoteAddressRequestContext> {
             success: .created(JSONSchema.ref("Device"))
         )) { request, _ in
             let user = try await accounts.authenticate(request)
-            let form = try await RequestForm.decode(request)
+            let body = try await RequestForm.decode(request, as: BindMACBody.init(json:))
             return Response.json(try await bindings.bindByMAC(
-                user, form: form,
+                user, body,
                 timestamp: request.header(.gizwitsTimestamp),
                 signature: request.header(.gizwitsSignature)
             ), status: .created)

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import TetherCore
+import TetherCloudProtocol
 
 /// The JSON body of a request, read field by field. A field of the wrong type, or a body that
 /// is not a JSON object, is answered with 9015 "form invalid" naming the field.
@@ -53,9 +54,18 @@ struct RequestForm: Sendable {
         return object
     }
 
-    func has(_ key: String) -> Bool {
-        if let value = object[key], value != .null { return true }
-        return false
+    /// The body as the endpoint's typed request; what it lacks is answered 9015 naming the field.
+    func decode<Body>(_ body: (JSONValue) throws(CloudBodyError) -> Body) throws(CloudAPIError) -> Body {
+        do {
+            return try body(.object(object))
+        } catch {
+            throw .formInvalid(detail: error.description)
+        }
+    }
+
+    /// Reads the request's body as `Body`.
+    static func decode<Body>(_ request: Request, as body: (JSONValue) throws(CloudBodyError) -> Body) async throws -> Body {
+        try await decode(request).decode(body)
     }
 
     func optionalString(_ key: String) throws(CloudAPIError) -> String? {
@@ -72,47 +82,5 @@ struct RequestForm: Sendable {
             throw .formInvalid(detail: "\(key) is required")
         }
         return text
-    }
-
-    func optionalInt(_ key: String) throws(CloudAPIError) -> Int64? {
-        switch object[key] {
-        case nil, .null?: return nil
-        case .int(let value)?: return value
-        case .string(let text)?:
-            guard let value = Int64(text) else { throw .formInvalid(detail: "\(key) must be an integer") }
-            return value
-        default: throw .formInvalid(detail: "\(key) must be an integer")
-        }
-    }
-
-    func optionalArray(_ key: String) throws(CloudAPIError) -> [JSONValue]? {
-        switch object[key] {
-        case nil, .null?: return nil
-        case .array(let array)?: return array
-        default: throw .formInvalid(detail: "\(key) must be an array")
-        }
-    }
-
-    /// `{"devices": [{…}, …]}`: each element must be an object.
-    func objects(_ key: String) throws(CloudAPIError) -> [RequestForm] {
-        guard let array = try optionalArray(key) else { throw .formInvalid(detail: "\(key) is required") }
-        var forms: [RequestForm] = []
-        for (index, element) in array.enumerated() {
-            guard case .object(let object) = element else {
-                throw .formInvalid(detail: "\(key)[\(index)] must be an object")
-            }
-            forms.append(RequestForm(object: object))
-        }
-        return forms
-    }
-
-    func stringArray(_ key: String) throws(CloudAPIError) -> [String]? {
-        guard let array = try optionalArray(key) else { return nil }
-        var strings: [String] = []
-        for element in array {
-            guard case .string(let text) = element else { throw .formInvalid(detail: "\(key) must be an array of strings") }
-            strings.append(text)
-        }
-        return strings
     }
 }

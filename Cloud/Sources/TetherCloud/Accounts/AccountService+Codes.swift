@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TetherCloudProtocol
 
 /// SMS verification codes and the links of confirmation and reset e-mails.
 extension AccountService {
@@ -121,32 +122,31 @@ extension AccountService {
     /// `POST /app/reset_password`: `{email}` mails a link; `{phone, new_pwd, code}` resets at once.
     /// An unknown e-mail address is answered like a known one, so the endpoint tells no one who
     /// has an account.
-    func resetPassword(appID: String, form: RequestForm) async throws {
-        if let email = try form.optionalString("email") {
+    func resetPassword(appID: String, _ body: PasswordResetBody) async throws {
+        switch body {
+        case .email(let email):
             try Validation.email(email)
             if let row = try await database.first(
                 "SELECT uid FROM users WHERE app_id = $1 AND email = $2", .text(appID), .text(email.lowercased())
             ) {
                 try await sendEmailLink(uid: try row.text("uid"), email: email.lowercased(), purpose: .resetPassword)
             }
-            return
+        case .phone(let phone, let code, let newPassword):
+            try PasswordPolicy.check(newPassword, field: "new_pwd")
+            try await verifySMSCode(appID: appID, phone: phone, code: code)
+            guard let row = try await database.first(
+                "SELECT uid FROM users WHERE app_id = $1 AND phone = $2", .text(appID), .text(phone)
+            ) else {
+                throw CloudAPIError.userNotExist()
+            }
+            try await setPassword(uid: try row.text("uid"), newPassword)
         }
-        let phone = try form.string("phone")
-        let newPassword = try form.string("new_pwd")
-        try PasswordPolicy.check(newPassword, field: "new_pwd")
-        try await verifySMSCode(appID: appID, phone: phone, code: try form.string("code"))
-        guard let row = try await database.first(
-            "SELECT uid FROM users WHERE app_id = $1 AND phone = $2", .text(appID), .text(phone)
-        ) else {
-            throw CloudAPIError.userNotExist()
-        }
-        try await setPassword(uid: try row.text("uid"), newPassword)
     }
 
     /// `POST /app/reset_password/confirm {token, new_pwd}`: the second step of a reset by e-mail.
-    func completePasswordReset(form: RequestForm) async throws {
-        let token = try form.string("token")
-        let newPassword = try form.string("new_pwd")
+    func completePasswordReset(_ body: PasswordResetConfirmBody) async throws {
+        let token = body.token
+        let newPassword = body.newPassword
         try PasswordPolicy.check(newPassword, field: "new_pwd")
         let hash = try await hasher.hash(newPassword)
         let uid = try await database.transaction { transaction in

@@ -1,11 +1,10 @@
 import Foundation
+import TetherCloudProtocol
 import TetherCore
 
 /// `GET /app/users` and `PUT /app/users`: the profile, conversions of an anonymous user, and
 /// password changes.
 extension AccountService {
-    static let profileFields = ["name", "gender", "birthday", "address", "lang", "remark"]
-
     func userInfo(_ user: AuthenticatedUser) async throws -> JSONValue {
         guard let row = try await database.first(
             """
@@ -16,22 +15,18 @@ extension AccountService {
         ) else {
             throw CloudAPIError.userNotExist()
         }
-        var object = JSONObject()
-        object["uid"] = .string(try row.text("uid"))
-        for field in ["username", "phone", "email"] {
-            object[field] = .string(row.optionalText(field) ?? "")
-        }
-        for field in Self.profileFields {
-            object[field] = .string(row.optionalText(field) ?? "")
-        }
-        object["is_anonymous"] = .bool(try row.bool("is_anonymous"))
-        return .object(object)
+        func text(_ column: String) -> String { row.optionalText(column) ?? "" }
+        return UserBody(
+            uid: try row.text("uid"), username: text("username"), phone: text("phone"), email: text("email"), name: text("name"),
+            gender: text("gender"), birthday: text("birthday"), address: text("address"), lang: text("lang"), remark: text("remark"),
+            isAnonymous: try row.bool("is_anonymous")
+        ).json
     }
 
     /// Applies every change the form asks for, or none (one transaction). A password change
     /// ends every session and answers a new token for the caller (a Tether extension:
     /// `token` and `expire_at` next to `updatedAt`).
-    func updateUser(_ user: AuthenticatedUser, form: RequestForm, client: SessionClient = SessionClient()) async throws -> JSONValue {
+    func updateUser(_ user: AuthenticatedUser, _ body: UserUpdateBody, client: SessionClient = SessionClient()) async throws -> JSONValue {
         guard let current = try await database.first(
             "SELECT is_anonymous, password_hash FROM users WHERE uid = $1", .text(user.uid)
         ) else {
@@ -43,35 +38,35 @@ extension AccountService {
         var confirmationFor: String?
         var changed = false
 
-        if form.has("old_pwd") || form.has("new_pwd") {
-            let oldPassword = try form.string("old_pwd")
-            let newPassword = try form.string("new_pwd")
+        if body.oldPassword != nil || body.newPassword != nil {
+            let oldPassword = try Self.required(body.oldPassword, "old_pwd")
+            let newPassword = try Self.required(body.newPassword, "new_pwd")
             try PasswordPolicy.check(newPassword, field: "new_pwd")
             guard let hash = current.optionalText("password_hash"), try await hasher.verify(oldPassword, hash: hash) else {
                 throw CloudAPIError.usernamePasswordError(detail: "old_pwd is wrong")
             }
             newPasswordHash = try await hasher.hash(newPassword)
         }
-        if let given = try form.optionalString("username") {
+        if let given = body.username {
             guard isAnonymous else { throw CloudAPIError.formInvalid(detail: "only an anonymous user can take a username") }
             let username = Validation.normalizedName(given)
             try Validation.username(username)
-            let password = try form.string("password")
+            let password = try Self.required(body.password, "password")
             try PasswordPolicy.check(password)
             assignments.append(("username", .text(username)))
             newPasswordHash = try await hasher.hash(password)
         }
-        if let phone = try form.optionalString("phone") {
+        if let phone = body.phone {
             try Validation.phone(phone)
-            try await verifySMSCode(appID: user.appID, phone: phone, code: try form.string("code"))
+            try await verifySMSCode(appID: user.appID, phone: phone, code: try Self.required(body.code, "code"))
             assignments.append(("phone", .text(phone)))
         }
-        if let email = try form.optionalString("email") {
+        if let email = body.email {
             try Validation.email(email)
             assignments.append(("email", .text(email.lowercased())))
             assignments.append(("email_confirmed", .int(0)))
             confirmationFor = email.lowercased()
-            if isAnonymous, newPasswordHash == nil, let password = try form.optionalString("password") {
+            if isAnonymous, newPasswordHash == nil, let password = body.password {
                 try PasswordPolicy.check(password)
                 newPasswordHash = try await hasher.hash(password)
             }
@@ -81,8 +76,8 @@ extension AccountService {
             assignments.append(("is_anonymous", .int(0)))
             assignments.append(("phone_id", .null))
         }
-        for field in Self.profileFields {
-            guard let value = try form.optionalString(field) else { continue }
+        for field in UserUpdateBody.profileFields {
+            guard let value = body.profile[field] else { continue }
             try Self.validateProfile(field, value)
             assignments.append((field, .text(value)))
         }
@@ -98,7 +93,7 @@ extension AccountService {
         assignments.append(("updated_at", .int(now)))
         let setList = assignments.enumerated().map { "\($0.element.column) = $\($0.offset + 2)" }.joined(separator: ", ")
         let binds = [SQLValue.text(user.uid)] + assignments.map(\.value)
-        let passwordChanged = form.has("old_pwd")
+        let passwordChanged = body.oldPassword != nil
         let session: UserSession?
         do {
             session = try await database.transaction { transaction in
@@ -125,6 +120,11 @@ extension AccountService {
             answer["expire_at"] = .int(session.expireAt)
         }
         return .object(answer)
+    }
+
+    private static func required(_ value: String?, _ field: String) throws(CloudAPIError) -> String {
+        guard let value, !value.isEmpty else { throw .formInvalid(detail: "\(field) is required") }
+        return value
     }
 
     private static func validateProfile(_ field: String, _ value: String) throws(CloudAPIError) {

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 import TetherCore
+import TetherCloudProtocol
 
 /// Users, their tokens and their credentials: everything behind `/app/users`, `/app/login`,
 /// `/app/request_token`, `/app/sms_code` and `/app/reset_password`.
@@ -79,37 +80,30 @@ public struct AccountService: Sendable {
     // MARK: Registration and login
 
     /// `POST /app/users`, one of the reference's registration forms.
-    func register(app: AppRecord, form: RequestForm, client: SessionClient = SessionClient()) async throws -> UserSession {
+    func register(app: AppRecord, _ body: RegistrationBody, client: SessionClient = SessionClient()) async throws -> UserSession {
         let appID = app.appID
-        if let phoneID = try form.optionalString("phone_id") {
+        switch body {
+        case .anonymous(let phoneID):
             return try await anonymousLogin(appID: appID, phoneID: phoneID, client: client)
-        }
-        if form.has("src") || form.has("token") {
-            return try await thirdPartyLogin(app: app, form: form, client: client)
-        }
-        if let given = try form.optionalString("username") {
+        case .thirdParty(let source, let uid, let token):
+            return try await thirdPartyLogin(app: app, source: source, claimedUID: uid, token: token, client: client)
+        case .username(let given, let password):
             let username = Validation.normalizedName(given)
             try Validation.username(username)
-            let password = try form.string("password")
             try PasswordPolicy.check(password)
             return try await createUser(appID: appID, fields: ["username": .text(username)], password: password, duplicate: .usernameUnavailable(), client: client)
-        }
-        if let phone = try form.optionalString("phone") {
+        case .phone(let phone, let code, let password):
             try Validation.phone(phone)
-            let password = try form.string("password")
             try PasswordPolicy.check(password)
-            try await verifySMSCode(appID: appID, phone: phone, code: try form.string("code"))
+            try await verifySMSCode(appID: appID, phone: phone, code: code)
             return try await createUser(appID: appID, fields: ["phone": .text(phone)], password: password, duplicate: .phoneUnavailable(), client: client)
-        }
-        if let email = try form.optionalString("email") {
+        case .email(let email, let password):
             try Validation.email(email)
-            let password = try form.string("password")
             try PasswordPolicy.check(password)
             let session = try await createUser(appID: appID, fields: ["email": .text(email.lowercased())], password: password, duplicate: .emailUnavailable(), client: client)
             try await sendEmailLink(uid: session.uid, email: email.lowercased(), purpose: .confirmEmail)
             return session
         }
-        throw CloudAPIError.formInvalid(detail: "expected one of: phone_id; username and password; phone, password and code; email and password")
     }
 
     static let thirdPartySources: Set<String> = ["qq", "sina", "baidu", "wechat", "twitter", "facebook", "google", "amazon"]
@@ -117,13 +111,11 @@ public struct AccountService: Sendable {
     /// `{src, uid, token}`: the token is the third party's ID token (a JWT), verified against the
     /// key set configured for the app; `uid` must be its subject. The same subject logs in as
     /// the same user every time.
-    private func thirdPartyLogin(app: AppRecord, form: RequestForm, client: SessionClient) async throws -> UserSession {
-        let source = try form.string("src")
+    private func thirdPartyLogin(app: AppRecord, source: String, claimedUID: String, token: String, client: SessionClient) async throws -> UserSession {
         guard Self.thirdPartySources.contains(source) else {
             throw CloudAPIError.formInvalid(detail: "src must be one of \(Self.thirdPartySources.sorted().joined(separator: ", "))")
         }
-        let claimedUID = try form.string("uid")
-        var token = try form.string("token")
+        var token = token
         if token.hasPrefix("Bearer ") { token.removeFirst("Bearer ".count) }
         guard let issuer = app.thirdParty else {
             throw CloudAPIError.formInvalid(detail: "third-party login is not configured for this app (tether-cloud admin app configure --jwks-url)")
@@ -189,9 +181,9 @@ public struct AccountService: Sendable {
     /// further attempt is answered late, and past the limit that source is locked out of the
     /// account for the rest of the window while its owner, elsewhere, still logs in. Only far
     /// more failures, from many sources together, lock the account for everyone.
-    func login(appID: String, form: RequestForm, client: SessionClient) async throws -> UserSession {
-        let name = try form.string("username")
-        let password = try form.string("password")
+    func login(appID: String, _ body: LoginBody, client: SessionClient) async throws -> UserSession {
+        let name = body.username
+        let password = body.password
         guard let row = try await database.first(
             """
             SELECT uid, password_hash, email, email_confirmed, is_disabled FROM users

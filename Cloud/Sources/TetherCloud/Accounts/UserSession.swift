@@ -1,3 +1,4 @@
+import TetherCloudProtocol
 import TetherCore
 
 /// What a registration or login answers: `{uid, token, expire_at}`.
@@ -6,9 +7,7 @@ public struct UserSession: Sendable, Equatable {
     public var token: String
     public var expireAt: Int64
 
-    var json: JSONValue {
-        .object(["uid": .string(uid), "token": .string(token), "expire_at": .int(expireAt)])
-    }
+    var json: JSONValue { SessionBody(uid: uid, token: token, expireAt: expireAt).json }
 }
 
 /// The caller of an endpoint that needs a user token.

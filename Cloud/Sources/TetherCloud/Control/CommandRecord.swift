@@ -1,3 +1,4 @@
+import TetherCloudProtocol
 public import TetherCore
 
 /// Where a command is in its life. `accepted` → `sent` → `acknowledged` (the device's
@@ -71,23 +72,21 @@ public struct CommandRecord: Sendable, Equatable {
     public var attrs: JSONObject { body.objectValue ?? [:] }
 
     /// The ledger entry as the API shows it.
+    /// As `GET /app/commands/{id}` answers it.
     public var json: JSONValue {
-        var object: JSONObject = [
-            "id": .int(id), "did": .string(did), "kind": .string(kind.rawValue), "state": .string(state.rawValue),
-            "message": .string(message), "created_at": .int(createdMs), "updated_at": .int(updatedMs),
-        ]
+        var answer = CommandBody(
+            id: id, did: did, kind: CommandBody.Kind(rawValue: kind.rawValue) ?? .attrs, state: state.rawValue, code: code, message: message,
+            createdAt: createdMs, updatedAt: updatedMs, sentAt: sentMs, queueUntil: queueUntilMs
+        )
         switch kind {
-        case .attrs: object["attrs"] = body
-        case .raw: object["raw"] = body["raw"] ?? .string("")
+        case .attrs: answer.attrs = body
+        case .raw: answer.raw = body["raw"]?.stringValue ?? ""
         case .service:
-            object["service"] = body["identifier"] ?? .string("")
-            object["params"] = body["params"] ?? .object([:])
-            if let output = body["output"] { object["output"] = output }
+            answer.service = body["identifier"]?.stringValue ?? ""
+            answer.params = body["params"] ?? .object([:])
+            answer.output = body["output"]
         }
-        object["code"] = code.map { .int(Int64($0)) } ?? .null
-        object["sent_at"] = sentMs.map(JSONValue.int) ?? .null
-        object["queue_until"] = queueUntilMs.map(JSONValue.int) ?? .null
-        return .object(object)
+        return answer.json
     }
 
     public var update: CommandUpdate { CommandUpdate(id: id, did: did, state: state, code: code, message: message) }

@@ -1,4 +1,5 @@
 import Foundation
+import TetherCloudProtocol
 import TetherCore
 
 /// Users' bindings of devices (`/app/bindings`, `/app/bind_mac`, `/app/devices/{did}`), with
@@ -30,25 +31,18 @@ public struct BindingService: Sendable {
     /// Wrong passcodes are counted per user and per device (``AbusePolicy``): past either limit
     /// the remaining entries are not checked (they fail), and a request that bound nothing
     /// because of it is answered 9041, so a hundred guesses in one request get a few answers.
-    func bind(_ user: AuthenticatedUser, form: RequestForm) async throws -> JSONValue {
-        let requests = try form.objects("devices")
-        guard !requests.isEmpty, requests.count <= 100 else {
-            throw CloudAPIError.formInvalid(detail: "devices must hold 1 to 100 entries")
-        }
+    func bind(_ user: AuthenticatedUser, _ body: BindBody) async throws -> JSONValue {
         let userKey = "bind:user:\(user.uid)"
         var throttled = RateLimiter.Decision.allowed
-        var success: [JSONValue] = []
-        var failed: [JSONValue] = []
-        for request in requests {
-            let did = try request.string("did")
-            let passcode = try request.string("passcode")
-            let remark = try request.optionalString("remark")
-            let alias = try request.optionalString("dev_alias")
+        var success: [String] = []
+        var failed: [String] = []
+        for entry in body.devices {
+            let (did, passcode, remark, alias) = (entry.did, entry.passcode, entry.remark, entry.alias)
             try Validation.displayText(remark, field: "remark")
             try Validation.displayText(alias, field: "dev_alias")
             let deviceKey = "bind:device:\(did)"
             guard throttled.isAllowed else {
-                failed.append(.string(did))
+                failed.append(did)
                 continue
             }
             // Counted before the passcode is compared, so that parallel requests cannot all pass
@@ -57,7 +51,7 @@ public struct BindingService: Sendable {
             // A user already over the limit does not spend the device's budget too.
             if throttled.isAllowed { throttled = try await limiter.consume(deviceKey, policy.bindFailuresPerDevice) }
             guard throttled.isAllowed else {
-                failed.append(.string(did))
+                failed.append(did)
                 continue
             }
             do {
@@ -69,12 +63,12 @@ public struct BindingService: Sendable {
                     }
                     _ = try await addBinding(uid: user.uid, device: device, setOwner: false, remark: remark, alias: alias, on: transaction)
                 }
-                success.append(.string(did))
+                success.append(did)
                 try await limiter.refund(userKey, policy.bindFailuresPerUser)
                 try await limiter.refund(deviceKey, policy.bindFailuresPerDevice)
                 await bus?.publish(.binding(uid: user.uid, did: did, bound: true))
             } catch let error as CloudAPIError {
-                failed.append(.string(did))
+                failed.append(did)
                 if error.code != CloudAPIError.didPasscodeInvalid().code {
                     // Refused for another reason than the passcode (a disabled device, an owner
                     // already there): no guess was made.
@@ -84,25 +78,22 @@ public struct BindingService: Sendable {
             }
         }
         if success.isEmpty { try throttled.require("too many wrong passcodes; try again later") }
-        return .object(["success": .array(success), "failed": .array(failed)])
+        return DidResultsBody(success: success, failed: failed).json
     }
 
     /// `POST /app/bind_mac`: binds by product key and MAC, proven by
     /// `X-Gizwits-Signature` = md5(product_secret + timestamp).
-    func bindByMAC(_ user: AuthenticatedUser, form: RequestForm, timestamp: String?, signature: String?) async throws -> JSONValue {
+    func bindByMAC(_ user: AuthenticatedUser, _ body: BindMACBody, timestamp: String?, signature: String?) async throws -> JSONValue {
         guard let timestamp, let seconds = Int64(timestamp) else {
             throw CloudAPIError.timestampInvalid(detail: "X-Gizwits-Timestamp is required, in Unix seconds")
         }
         guard abs(seconds - Clock.unixNow()) <= timestampSkew else {
             throw CloudAPIError.timestampInvalid(detail: "more than \(timestampSkew) s from the server's clock")
         }
-        let productKey = try form.string("product_key")
-        let mac = try Validation.mac(try form.string("mac"))
-        let remark = try form.optionalString("remark")
-        let alias = try form.optionalString("dev_alias")
+        let (productKey, remark, alias, setOwner) = (body.productKey, body.remark, body.alias, body.setOwner)
+        let mac = try Validation.mac(body.mac)
         try Validation.displayText(remark, field: "remark")
         try Validation.displayText(alias, field: "dev_alias")
-        let setOwner = try form.optionalInt("set_owner") == 1
         guard let product = try await ProductRecord.find(productKey, in: database) else {
             throw CloudAPIError.productKeyInvalid()
         }
@@ -166,15 +157,10 @@ public struct BindingService: Sendable {
 
     /// `DELETE /app/bindings {devices: [{did}]}`. When the special user leaves, the longest-bound
     /// normal user becomes special; when the owner leaves, every guest's binding ends too.
-    func unbind(_ user: AuthenticatedUser, form: RequestForm) async throws -> JSONValue {
-        let requests = try form.objects("devices")
-        guard !requests.isEmpty, requests.count <= 100 else {
-            throw CloudAPIError.formInvalid(detail: "devices must hold 1 to 100 entries")
-        }
-        var success: [JSONValue] = []
-        var failed: [JSONValue] = []
-        for request in requests {
-            let did = try request.string("did")
+    func unbind(_ user: AuthenticatedUser, _ body: DidListBody) async throws -> JSONValue {
+        var success: [String] = []
+        var failed: [String] = []
+        for did in body.dids {
             // The users whose binding ended: the caller, and the guests when the owner leaves.
             let ended = try await database.transaction { transaction -> [String] in
                 guard try await lockDevice(did, on: transaction) != nil else { return [] }
@@ -199,22 +185,17 @@ public struct BindingService: Sendable {
                 }
                 return [user.uid]
             }
-            if ended.isEmpty { failed.append(.string(did)) } else { success.append(.string(did)) }
+            if ended.isEmpty { failed.append(did) } else { success.append(did) }
             for uid in ended { await bus?.publish(.binding(uid: uid, did: did, bound: false)) }
         }
-        return .object(["success": .array(success), "failed": .array(failed)])
+        return DidResultsBody(success: success, failed: failed).json
     }
 
     // MARK: Reading and naming
 
     /// `PUT /app/bindings/{did}`: the caller's own remark, alias and labels.
-    func update(_ user: AuthenticatedUser, did: String, form: RequestForm) async throws -> JSONValue {
-        let remark = try form.optionalString("remark")
-        let alias = try form.optionalString("dev_alias")
-        let labels = try form.stringArray("dev_label")
-        guard remark != nil || alias != nil || labels != nil else {
-            throw CloudAPIError.formInvalid(detail: "expected at least one of remark, dev_alias, dev_label")
-        }
+    func update(_ user: AuthenticatedUser, did: String, _ body: BindingUpdateBody) async throws -> JSONValue {
+        let (remark, alias, labels) = (body.remark, body.alias, body.labels)
         try Validation.displayText(remark, field: "remark")
         try Validation.displayText(alias, field: "dev_alias")
         guard (labels?.count ?? 0) <= 32 else { throw CloudAPIError.formInvalid(detail: "at most 32 labels") }
@@ -290,30 +271,14 @@ public struct BindingService: Sendable {
     private func deviceJSON(row: SQLRow) throws(StorageError) -> JSONValue {
         let device = try DeviceRecord(row: row)
         let binding = try BindingRecord(row: row)
-        return .object([
-            "product_key": .string(device.productKey),
-            "did": .string(device.did),
-            "mac": .string(device.mac ?? ""),
-            "is_online": .bool(device.isOnline),
-            "passcode": .string(device.passcode),
-            "host": .string(endpoint.host),
-            "port": .int(Int64(endpoint.mqttPort)),
-            "port_s": .int(Int64(endpoint.mqttTLSPort)),
-            "ws_port": .int(Int64(endpoint.webSocketPort)),
-            "wss_port": .int(Int64(endpoint.secureWebSocketPort)),
-            "remark": .string(binding.remark),
-            "is_disabled": .bool(device.isDisabled),
-            "type": .string(device.type),
-            "dev_alias": .string(binding.alias),
-            "dev_label": .array(binding.labels.map(JSONValue.string)),
-            "role": .string(binding.role.rawValue),
-            "proto_ver": .string(device.protocolVersion),
-            "wifi_soft_version": .string(device.wifiSoftVersion),
-            "is_sandbox": .bool(false),
-            "product_name": .string(try row.text("product_name")),
-            "protoc": .int(3),
-            "mcu_soft_version": .string(device.mcuSoftVersion),
-            "mcu_hard_version": .string(device.mcuHardVersion),
-        ])
+        return DeviceBody(
+            did: device.did, productKey: device.productKey, productName: try row.text("product_name"), mac: device.mac ?? "",
+            passcode: device.passcode, isOnline: device.isOnline, isDisabled: device.isDisabled, type: device.type,
+            remark: binding.remark, alias: binding.alias, labels: binding.labels, role: binding.role.rawValue,
+            host: endpoint.host, port: Int64(endpoint.mqttPort), tlsPort: Int64(endpoint.mqttTLSPort),
+            webSocketPort: Int64(endpoint.webSocketPort), secureWebSocketPort: Int64(endpoint.secureWebSocketPort),
+            protocolVersion: device.protocolVersion, wifiSoftVersion: device.wifiSoftVersion,
+            mcuSoftVersion: device.mcuSoftVersion, mcuHardVersion: device.mcuHardVersion
+        ).json
     }
 }

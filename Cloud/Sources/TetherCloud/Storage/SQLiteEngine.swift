@@ -65,8 +65,11 @@ public final class SQLiteEngine: SQLDatabase {
         }
     }
 
+    /// Closes the connection, also from a task that was cancelled (a server stopping, a test
+    /// past its time limit): the future-based close is not cut short by cancellation, and a
+    /// connection left open traps when it is released.
     public func close() async {
-        try? await connection.close()
+        try? await connection.close().get()
     }
 
     /// Runs a statement without taking the lock: the caller holds it.
