@@ -33,7 +33,7 @@ struct RegistrationSecurityTests {
             let withProductSecret = try await DeviceFixtures.postRegistration(cloud, try Self.form(product, mac: mac, passcode: "ATTACKER1").signed(with: product.productSecret).formEncoded)
             #expect(withProductSecret.errorCode == 9001, "\(withProductSecret.text)")
 
-            let stored = try #require(try await DeviceRecord.find(device.did, in: cloud.database))
+            let stored = try #require(try await DeviceStore(cloud.database).find(device.did))
             #expect(stored.passcode == device.passcode)
             let attacker = try await cloud.register("attacker")
             let bind = try await cloud.call(.post, "/app/bindings", token: attacker.token, json: ["devices": [["did": .string(device.did), "passcode": "ATTACKER1"]]])
@@ -45,7 +45,7 @@ struct RegistrationSecurityTests {
             #expect(own.status == .created, "\(own.text)")
             let answer = try #require(DeviceRegistrationAnswer(formEncoded: own.text))
             #expect(answer == DeviceRegistrationAnswer(did: device.did, passcode: "NEWCODE99"))
-            #expect(try await DeviceRecord.find(device.did, in: cloud.database)?.passcode == "NEWCODE99")
+            #expect(try await DeviceStore(cloud.database).find(device.did)?.passcode == "NEWCODE99")
         }
     }
 
@@ -60,7 +60,7 @@ struct RegistrationSecurityTests {
             let passcode = try #require(first["passcode"]?.stringValue)
             let secret = try #require(first["device_secret"]?.stringValue)
             #expect(passcode.count == 10 && passcode.allSatisfy { $0.isUppercase })
-            #expect(try await DeviceRecord.find(did, in: cloud.database)?.passcode == passcode)
+            #expect(try await DeviceStore(cloud.database).find(did)?.passcode == passcode)
 
             // Never connected: the product secret may still set its passcode, and gets the same did.
             let again = try await cloud.call(.post, "/dev/devices", json: Self.json(try Self.form(product, mac: mac, passcode: "SECOND22", timestamp: Clock.unixNow() + 1).signed(with: product.productSecret)))
@@ -78,7 +78,7 @@ struct RegistrationSecurityTests {
             #expect(own["device_secret"] == nil, "the device already has its secret")
             let chosen = try #require(own["passcode"]?.stringValue)
             #expect(chosen != "SECOND22")
-            #expect(try await DeviceRecord.find(did, in: cloud.database)?.passcode == chosen)
+            #expect(try await DeviceStore(cloud.database).find(did)?.passcode == chosen)
         }
     }
 

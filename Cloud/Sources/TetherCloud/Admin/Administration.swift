@@ -107,16 +107,12 @@ public struct Administration: Sendable {
             did: Secrets.did(), productKey: productKey, deviceName: name,
             deviceSecret: Secrets.hex(bytes: 16), passcode: Secrets.passcode(), mac: normalizedMAC
         )
-        let now = Clock.unixNow()
+        let credentials = DeviceCredentials(
+            did: device.did, productKey: productKey, deviceName: name, passcode: device.passcode, deviceSecret: device.deviceSecret,
+            registeredAt: 0, isActivated: false, isDisabled: false
+        )
         do {
-            try await database.query(
-                """
-                INSERT INTO devices (did, product_key, mac, passcode, device_name, device_secret, created_at, updated_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
-                """,
-                .text(device.did), .text(productKey), .optional(normalizedMAC), .text(device.passcode),
-                .text(name), .text(device.deviceSecret), .int(now)
-            )
+            try await DeviceStore(database).insert(credentials, mac: normalizedMAC, at: Clock.unixNow())
         } catch {
             guard error.kind == .uniqueViolation else { throw error }
             throw CloudAPIError.macAlreadyRegistered(detail: "this product already has a device with this name or MAC")

@@ -33,17 +33,11 @@ public struct ControlService: Sendable {
     /// that long. `recorded` sees the ledger entry before anything can happen to it.
     @discardableResult
     func control(_ user: AuthenticatedUser, did: String, _ request: Request, queueSeconds: Int64? = nil, recorded: (CommandRecord) -> Void = { _ in }) async throws -> CommandRecord {
-        guard let row = try await database.first(
-            """
-            SELECT d.product_key, d.is_online, d.is_disabled FROM bindings b JOIN devices d ON d.did = b.did
-            WHERE b.uid = $1 AND b.did = $2
-            """,
-            .text(user.uid), .text(did)
-        ) else {
+        guard let device = try await BindingStore(database).device(boundBy: user.uid, did: did) else {
             throw CloudAPIError.deviceNotBound()
         }
-        guard try !row.bool("is_disabled") else { throw CloudAPIError.deviceDisabled() }
-        let model = try await catalogue.model(try row.text("product_key"))
+        guard !device.isDisabled else { throw CloudAPIError.deviceDisabled() }
+        let model = try await catalogue.model(device.productKey)
         let kind: CommandKind
         let body: JSONValue
         switch request {
@@ -86,8 +80,7 @@ public struct ControlService: Sendable {
             }
             queueUntil = Clock.unixMilliseconds() + queueSeconds * 1000
         }
-        let online = try row.bool("is_online")
-        guard online || queueUntil != nil else {
+        guard device.isOnline || queueUntil != nil else {
             throw CloudAPIError.deviceOffline(detail: "device \(did) is offline; send queue_ttl to have the command wait for it")
         }
         // A command that may wait is queued: whichever node holds the device sends it now, or
@@ -118,7 +111,7 @@ public struct ControlService: Sendable {
     }
 
     func isBound(_ user: AuthenticatedUser, did: String) async throws -> Bool {
-        try await database.first("SELECT 1 AS bound FROM bindings WHERE uid = $1 AND did = $2", .text(user.uid), .text(did)) != nil
+        try await BindingStore(database).isBound(user.uid, did: did)
     }
 
     /// A model check's message, led by the data point or parameter it is about when the

@@ -56,7 +56,7 @@ public struct BindingService: Sendable {
             }
             do {
                 try await database.transaction { transaction in
-                    guard let device = try await lockDevice(did, on: transaction),
+                    guard let device = try await DeviceStore(transaction).find(did, lockingForUpdate: true),
                           Secrets.constantTimeEquals(device.passcode, passcode)
                     else {
                         throw CloudAPIError.didPasscodeInvalid()
@@ -101,9 +101,9 @@ public struct BindingService: Sendable {
             throw CloudAPIError.signatureInvalid()
         }
         let (did, answer) = try await database.transaction { transaction -> (String, JSONValue) in
-            guard let row = try await transaction.first(
-                "SELECT did FROM devices WHERE product_key = $1 AND mac = $2", .text(productKey), .text(mac)
-            ), let device = try await lockDevice(try row.text("did"), on: transaction) else {
+            let devices = DeviceStore(transaction)
+            guard let did = try await devices.did(productKey: productKey, mac: mac),
+                  let device = try await devices.find(did, lockingForUpdate: true) else {
                 throw CloudAPIError.deviceNotFound(detail: "no device of this product has this MAC; it registers when it first reaches the cloud")
             }
             _ = try await addBinding(uid: user.uid, device: device, setOwner: setOwner, remark: remark, alias: alias, on: transaction)
@@ -113,43 +113,34 @@ public struct BindingService: Sendable {
         return answer
     }
 
-    /// Reads a device and, on PostgreSQL, locks its row until the transaction ends, so that two
-    /// first binders cannot both become `special`. (SQLite transactions already run one at a time.)
-    private func lockDevice(_ did: String, on transaction: any SQLExecutor) async throws -> DeviceRecord? {
-        let lock = transaction.dialect == .postgres ? " FOR UPDATE" : ""
-        return try await transaction.first("SELECT \(DeviceRecord.columns) FROM devices d WHERE d.did = $1\(lock)", .text(did))
-            .map { row throws(StorageError) in try DeviceRecord(row: row) }
-    }
-
-    /// The role rules of the reference: without sharing the first binder is `special` and later
+    /// The role rules of the reference (the device's row is locked, so that two first binders
+    /// cannot both become `special`): without sharing the first binder is `special` and later
     /// ones `normal`; with sharing the first binder is the `owner` and nobody else binds directly.
     private func addBinding(
         uid: String, device: DeviceRecord, setOwner: Bool, remark: String?, alias: String?,
         on transaction: any SQLExecutor
     ) async throws -> BindingRole {
         if device.isDisabled { throw CloudAPIError.deviceDisabled() }
-        let existing = try await transaction.query("SELECT uid, role FROM bindings WHERE did = $1", .text(device.did))
-        if let mine = existing.first(where: { $0.optionalText("uid") == uid }) {
-            try await updateText(uid: uid, did: device.did, remark: remark, alias: alias, labels: nil, on: transaction)
-            return BindingRole(rawValue: try mine.text("role")) ?? .normal
+        let bindings = BindingStore(transaction)
+        let existing = try await bindings.roles(of: device.did)
+        if let mine = existing.first(where: { $0.uid == uid }) {
+            try await bindings.rename(uid, did: device.did, remark: remark, alias: alias, labels: nil)
+            return mine.role
         }
         guard let product = try await ProductRecord.find(device.productKey, in: transaction) else {
             throw CloudAPIError.productKeyInvalid()
         }
-        let roles = try existing.map { row throws(StorageError) in try row.text("role") }
+        let roles = existing.map(\.role)
         let role: BindingRole
         if product.sharingEnabled {
-            guard !roles.contains(BindingRole.owner.rawValue) else {
+            guard !roles.contains(.owner) else {
                 throw CloudAPIError.onlyOwnerCanBind()
             }
             role = roles.isEmpty || setOwner ? .owner : .normal
         } else {
             role = roles.isEmpty ? .special : .normal
         }
-        try await transaction.query(
-            "INSERT INTO bindings (uid, did, role, remark, dev_alias, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-            .text(uid), .text(device.did), .text(role.rawValue), .text(remark ?? ""), .text(alias ?? ""), .int(Clock.unixNow())
-        )
+        try await bindings.insert(uid, did: device.did, role: role, remark: remark, alias: alias, at: Clock.unixNow())
         return role
     }
 
@@ -163,24 +154,15 @@ public struct BindingService: Sendable {
         for did in body.dids {
             // The users whose binding ended: the caller, and the guests when the owner leaves.
             let ended = try await database.transaction { transaction -> [String] in
-                guard try await lockDevice(did, on: transaction) != nil else { return [] }
-                let rows = try await transaction.query(
-                    "DELETE FROM bindings WHERE uid = $1 AND did = $2 RETURNING role", .text(user.uid), .text(did)
-                )
-                guard let role = rows.first?.optionalText("role") else { return [] }
-                switch BindingRole(rawValue: role) {
-                case .special?:
-                    try await transaction.query(
-                        """
-                        UPDATE bindings SET role = 'special' WHERE did = $1 AND uid = (
-                            SELECT uid FROM bindings WHERE did = $1 AND role = 'normal' ORDER BY id LIMIT 1)
-                        """,
-                        .text(did)
-                    )
-                case .owner?:
-                    let guests = try await transaction.query("DELETE FROM bindings WHERE did = $1 RETURNING uid", .text(did))
-                    return [user.uid] + guests.compactMap { $0.optionalText("uid") }
-                default:
+                guard try await DeviceStore(transaction).find(did, lockingForUpdate: true) != nil else { return [] }
+                let bindings = BindingStore(transaction)
+                guard let role = try await bindings.delete(user.uid, did: did) else { return [] }
+                switch role {
+                case .special:
+                    try await bindings.promoteOldestNormal(did: did)
+                case .owner:
+                    return [user.uid] + (try await bindings.deleteAll(did: did))
+                case .normal, .guest:
                     break
                 }
                 return [user.uid]
@@ -201,16 +183,10 @@ public struct BindingService: Sendable {
         guard (labels?.count ?? 0) <= 32 else { throw CloudAPIError.formInvalid(detail: "at most 32 labels") }
         for label in labels ?? [] { try Validation.displayText(label, field: "dev_label", maximum: 64) }
         return try await database.transaction { transaction in
-            guard try await transaction.first("SELECT role FROM bindings WHERE uid = $1 AND did = $2", .text(user.uid), .text(did)) != nil else {
-                throw CloudAPIError.deviceNotBound()
-            }
-            try await updateText(uid: user.uid, did: did, remark: remark, alias: alias, labels: labels, on: transaction)
-            guard let row = try await transaction.first(
-                "SELECT \(BindingRecord.columns) FROM bindings b WHERE b.uid = $1 AND b.did = $2", .text(user.uid), .text(did)
-            ) else {
-                throw CloudAPIError.deviceNotBound()
-            }
-            let binding = try BindingRecord(row: row)
+            let bindings = BindingStore(transaction)
+            guard try await bindings.isBound(user.uid, did: did) else { throw CloudAPIError.deviceNotBound() }
+            try await bindings.rename(user.uid, did: did, remark: remark, alias: alias, labels: labels)
+            guard let binding = try await bindings.binding(user.uid, did: did) else { throw CloudAPIError.deviceNotBound() }
             return .object([
                 "remark": .string(binding.remark),
                 "dev_alias": .string(binding.alias),
@@ -219,32 +195,10 @@ public struct BindingService: Sendable {
         }
     }
 
-    private func updateText(uid: String, did: String, remark: String?, alias: String?, labels: [String]?, on transaction: any SQLExecutor) async throws {
-        if let remark {
-            try await transaction.query("UPDATE bindings SET remark = $3 WHERE uid = $1 AND did = $2", .text(uid), .text(did), .text(remark))
-        }
-        if let alias {
-            try await transaction.query("UPDATE bindings SET dev_alias = $3 WHERE uid = $1 AND did = $2", .text(uid), .text(did), .text(alias))
-        }
-        if let labels {
-            let json = JSONValue.array(labels.map(JSONValue.string)).serialized()
-            try await transaction.query("UPDATE bindings SET dev_label = $3 WHERE uid = $1 AND did = $2", .text(uid), .text(did), .text(json))
-        }
-    }
-
     /// `GET /app/bindings`: the caller's devices, oldest binding first.
     func list(_ user: AuthenticatedUser, limit: Int64, skip: Int64, showDisabled: Bool) async throws -> JSONValue {
-        let rows = try await database.query(
-            """
-            SELECT \(DeviceRecord.columns), \(BindingRecord.columns), p.name AS product_name
-            FROM bindings b JOIN devices d ON d.did = b.did JOIN products p ON p.product_key = d.product_key
-            WHERE b.uid = $1 AND (d.is_disabled = 0 OR $2 = 1)
-            ORDER BY b.id LIMIT $3 OFFSET $4
-            """,
-            .text(user.uid), .bool(showDisabled), .int(limit), .int(skip)
-        )
-        let devices = try rows.map { row throws(StorageError) in try deviceJSON(row: row) }
-        return .object(["devices": .array(devices)])
+        let devices = try await BindingStore(database).boundDevices(user.uid, includingDisabled: showDisabled, limit: limit, skip: skip)
+        return .object(["devices": .array(devices.map(deviceJSON))])
     }
 
     /// `GET /app/devices/{did}`: one bound device; 9017 when the caller has not bound it.
@@ -253,26 +207,16 @@ public struct BindingService: Sendable {
     }
 
     private func deviceJSON(_ user: AuthenticatedUser, did: String, on executor: any SQLExecutor) async throws -> JSONValue {
-        guard let row = try await executor.first(
-            """
-            SELECT \(DeviceRecord.columns), \(BindingRecord.columns), p.name AS product_name
-            FROM bindings b JOIN devices d ON d.did = b.did JOIN products p ON p.product_key = d.product_key
-            WHERE b.uid = $1 AND b.did = $2
-            """,
-            .text(user.uid), .text(did)
-        ) else {
-            throw CloudAPIError.deviceNotBound()
-        }
-        return try deviceJSON(row: row)
+        guard let bound = try await BindingStore(executor).boundDevice(user.uid, did: did) else { throw CloudAPIError.deviceNotBound() }
+        return deviceJSON(bound)
     }
 
     /// The reference's *Device* object plus what pygizwits also reads (`product_name`,
     /// `protoc`, `mcu_soft_version`, `mcu_hard_version`).
-    private func deviceJSON(row: SQLRow) throws(StorageError) -> JSONValue {
-        let device = try DeviceRecord(row: row)
-        let binding = try BindingRecord(row: row)
+    private func deviceJSON(_ bound: BoundDevice) -> JSONValue {
+        let (device, binding) = (bound.device, bound.binding)
         return DeviceBody(
-            did: device.did, productKey: device.productKey, productName: try row.text("product_name"), mac: device.mac ?? "",
+            did: device.did, productKey: device.productKey, productName: bound.productName, mac: device.mac ?? "",
             passcode: device.passcode, isOnline: device.isOnline, isDisabled: device.isDisabled, type: device.type,
             remark: binding.remark, alias: binding.alias, labels: binding.labels, role: binding.role.rawValue,
             host: endpoint.host, port: Int64(endpoint.mqttPort), tlsPort: Int64(endpoint.mqttTLSPort),

@@ -34,12 +34,6 @@ public struct DeviceRecord: Sendable, Equatable {
         mcuHardVersion = try row.text("mcu_hard_version")
         protocolVersion = try row.text("protocol_version")
     }
-
-    static func find(_ did: String, in executor: any SQLExecutor) async throws(StorageError) -> DeviceRecord? {
-        try await executor.first("SELECT \(columns) FROM devices d WHERE d.did = $1", .text(did)).map { row throws(StorageError) in
-            try DeviceRecord(row: row)
-        }
-    }
 }
 
 /// One user's binding of a device.

@@ -93,7 +93,7 @@ public struct DeviceRegistry: Sendable {
             throw CloudAPIError.productKeyInvalid()
         }
         for _ in 0..<2 {
-            let existing = try await RegisteredDevice.find(productKey: product.productKey, mac: request.mac, in: database)
+            let existing = try await DeviceStore(database).credentials(productKey: product.productKey, mac: request.mac)
             do {
                 if let proof = request.proof {
                     return try await signedRegistration(request, proof: proof, product: product, existing: existing)
@@ -109,7 +109,7 @@ public struct DeviceRegistry: Sendable {
     }
 
     private func signedRegistration(
-        _ request: Request, proof: Request.Proof, product: ProductRecord, existing: RegisteredDevice?
+        _ request: Request, proof: Request.Proof, product: ProductRecord, existing: DeviceCredentials?
     ) async throws -> DeviceRegistrationAnswer {
         guard abs(proof.timestamp - Clock.unixNow()) <= timestampSkew else {
             throw CloudAPIError.timestampInvalid(detail: "more than \(timestampSkew) s from the server's clock")
@@ -145,11 +145,8 @@ public struct DeviceRegistry: Sendable {
             throw CloudAPIError.macAlreadyRegistered(detail: "this device has connected before; sign with its own secret (auth=device) to change its passcode")
         }
         // Conditional on the timestamp, so that of two registrations racing the newer one wins.
-        let updated = try await database.first(
-            "UPDATE devices SET passcode = $2, registered_ts = $3, updated_at = $4 WHERE did = $1 AND registered_ts < $3 RETURNING did",
-            .text(existing.did), .text(passcode), .int(proof.timestamp), .int(Clock.unixNow())
-        )
-        guard updated != nil else {
+        let updated = try await DeviceStore(database).updatePasscode(did: existing.did, passcode: passcode, registeredAt: proof.timestamp, at: Clock.unixNow())
+        guard updated else {
             throw CloudAPIError.timestampInvalid(detail: "not newer than this device's last registration (a replay?)")
         }
         let secret = proof.authority == .product ? existing.deviceSecret : nil
@@ -158,7 +155,7 @@ public struct DeviceRegistry: Sendable {
 
     /// GAgent's form: only for products opened to it, it creates a device and answers an
     /// existing one's did only when the passcode is the one it already has.
-    private func unsignedRegistration(_ request: Request, product: ProductRecord, existing: RegisteredDevice?) async throws -> DeviceRegistrationAnswer {
+    private func unsignedRegistration(_ request: Request, product: ProductRecord, existing: DeviceCredentials?) async throws -> DeviceRegistrationAnswer {
         guard product.unsignedRegistration else {
             throw CloudAPIError.signatureInvalid(detail: "sign the registration (timestamp, sign) with the product secret; see the README's Device registration")
         }
@@ -181,41 +178,18 @@ public struct DeviceRegistry: Sendable {
     }
 
     private func insert(productKey: String, mac: String, passcode: String, registeredAt: Int64) async throws(StorageError) -> (did: String, deviceSecret: String) {
-        let did = Secrets.did()
-        let secret = Secrets.hex(bytes: 16)
-        try await database.query(
-            """
-            INSERT INTO devices (did, product_key, mac, passcode, device_name, device_secret, registered_ts, created_at, updated_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
-            """,
-            .text(did), .text(productKey), .text(mac), .text(passcode), .text(mac), .text(secret), .int(registeredAt), .int(Clock.unixNow())
+        // A GAgent device's Alink name is its MAC.
+        let device = DeviceCredentials(
+            did: Secrets.did(), productKey: productKey, deviceName: mac, passcode: passcode, deviceSecret: Secrets.hex(bytes: 16),
+            registeredAt: registeredAt, isActivated: false, isDisabled: false
         )
-        return (did, secret)
+        try await DeviceStore(database).insert(device, mac: mac, at: Clock.unixNow())
+        return (device.did, device.deviceSecret)
     }
 
     /// `GET /dev/devices/{did}`: where the module's MQTT broker is, as `host=…&port=…`.
     func brokerAddress(did: String) async throws -> String {
-        guard try await DeviceRecord.find(did, in: database) != nil else { throw CloudAPIError.deviceNotFound() }
+        guard try await DeviceStore(database).find(did) != nil else { throw CloudAPIError.deviceNotFound() }
         return "host=\(endpoint.host)&port=\(endpoint.mqttPort)"
-    }
-}
-
-/// What registration needs to know of an existing device.
-struct RegisteredDevice: Sendable {
-    var did: String
-    var passcode: String
-    var deviceSecret: String
-    var registeredAt: Int64
-    var isActivated: Bool
-
-    static func find(productKey: String, mac: String, in executor: any SQLExecutor) async throws(StorageError) -> RegisteredDevice? {
-        guard let row = try await executor.first(
-            "SELECT did, passcode, device_secret, registered_ts, activated_ms FROM devices WHERE product_key = $1 AND mac = $2",
-            .text(productKey), .text(mac)
-        ) else { return nil }
-        return RegisteredDevice(
-            did: try row.text("did"), passcode: try row.text("passcode"), deviceSecret: try row.text("device_secret"),
-            registeredAt: try row.int("registered_ts"), isActivated: try row.int("activated_ms") != 0
-        )
     }
 }

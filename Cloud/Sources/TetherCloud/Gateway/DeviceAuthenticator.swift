@@ -68,21 +68,18 @@ struct DeviceAuthenticator: Sendable {
             throw Refusal(.notAuthorized, "token reconnects (securemode=-2) are not supported")
         }
         try checkTimestamp(clientID.timestamp)
-        guard let row = try await database.first(
-            "SELECT did, device_secret, is_disabled FROM devices WHERE product_key = $1 AND device_name = $2",
-            .text(device.productKey), .text(device.deviceName)
-        ) else {
+        guard let stored = try await DeviceStore(database).credentials(productKey: device.productKey, deviceName: device.deviceName) else {
             throw Refusal(.badUserNameOrPassword, "no device \(device)")
         }
         let method = clientID.signMethod ?? (clientID["signmethod"] == nil ? .hmacmd5 : nil)
         guard let method else { throw Refusal(.badUserNameOrPassword, "unknown signmethod \(clientID["signmethod"] ?? "")") }
         let content = AlinkCredentials.signContent(device: device, clientIDPrefix: clientID.prefix, timestamp: clientID.timestamp)
-        guard method.verify(password, content: content, key: try row.text("device_secret")) else {
+        guard method.verify(password, content: content, key: stored.deviceSecret) else {
             throw Refusal(.badUserNameOrPassword, "the signature does not match")
         }
-        guard try !row.bool("is_disabled") else { throw Refusal(.notAuthorized, "device \(device) is disabled") }
+        guard !stored.isDisabled else { throw Refusal(.notAuthorized, "device \(device) is disabled") }
         return MQTTPrincipal(clientID: device.clientIDPrefix, username: username, attributes: [
-            Attribute.did: try row.text("did"), Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
+            Attribute.did: stored.did, Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
             Attribute.serverSideSubscriptions: clientID.wantsServerSideSubscriptions ? "1" : "0",
         ])
     }
@@ -106,19 +103,17 @@ struct DeviceAuthenticator: Sendable {
         guard AlinkSignMethod.hmacsha256.verify(password, content: content, key: try product.text("secret")) else {
             throw Refusal(.badUserNameOrPassword, "the registration signature does not match")
         }
-        guard let row = try await database.first(
-            "SELECT did, activated_ms FROM devices WHERE product_key = $1 AND device_name = $2 AND is_disabled = 0",
-            .text(device.productKey), .text(device.deviceName)
-        ) else {
+        guard let stored = try await DeviceStore(database).credentials(productKey: device.productKey, deviceName: device.deviceName),
+              !stored.isDisabled else {
             throw Refusal(.notAuthorized, "device \(device) was not created beforehand")
         }
         // Every unit of a product carries its secret: once a device has connected with its own
         // secret, the product secret no longer obtains it.
-        guard try row.int("activated_ms") == 0 else {
+        guard !stored.isActivated else {
             throw Refusal(.notAuthorized, "device \(device) is already activated; registration is for devices that never connected")
         }
         return MQTTPrincipal(clientID: "$register/\(device.clientIDPrefix)/\(random)", username: device.username, attributes: [
-            Attribute.did: try row.text("did"), Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
+            Attribute.did: stored.did, Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
             Attribute.registration: "1",
         ])
     }

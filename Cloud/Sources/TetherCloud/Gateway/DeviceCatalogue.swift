@@ -29,8 +29,8 @@ final class DeviceCatalogue: Sendable {
 
     func device(_ did: String) async throws -> Device? {
         if let device = devices.withLock({ $0[did] }) { return device }
-        guard let row = try await database.first("SELECT did, product_key, device_name FROM devices WHERE did = $1", .text(did)) else { return nil }
-        let device = Device(did: did, productKey: try row.text("product_key"), deviceName: try row.text("device_name"))
+        guard let record = try await DeviceStore(database).find(did) else { return nil }
+        let device = Device(did: did, productKey: record.productKey, deviceName: record.deviceName)
         devices.withLock { $0[did] = device }
         return device
     }

@@ -92,7 +92,7 @@ extension DeviceGateway {
             answer(reply, topic: post.topic, to: post.principal)
             metrics.uplink(processed: true)
         }
-        let candidates = awaitingApplication.withLock { $0 }.intersection(statuses.keys)
+        let candidates = delivery.awaitingApplication.withLock { $0 }.intersection(statuses.keys)
         for did in candidates {
             do {
                 try await markApplied(did: did, status: statuses[did]!, reportedMs: now)
@@ -180,7 +180,7 @@ extension DeviceGateway {
     /// Commands whose every written value the device now reports are applied.
     private func markApplied(did: String, status: JSONObject, reportedMs: Int64) async throws {
         let awaiting = try await ledger.awaitingApplication(did: did)
-        if awaiting.isEmpty { _ = awaitingApplication.withLock { $0.remove(did) } }
+        if awaiting.isEmpty { _ = delivery.awaitingApplication.withLock { $0.remove(did) } }
         for command in awaiting where (command.sentMs ?? .max) <= reportedMs {
             let written = command.attrs
             guard written.keys.allSatisfy({ status[$0] == written[$0] }) else { continue }

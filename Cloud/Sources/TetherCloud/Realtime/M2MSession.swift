@@ -203,7 +203,7 @@ final class M2MSession: Sendable {
             }
             send(.loginResult(M2MLoginResult(success: true)))
             if login.autoSubscribe {
-                let dids = try await accounts.database.query("SELECT did FROM bindings WHERE uid = $1 ORDER BY did", .text(user.uid)).map { try $0.text("did") }
+                let dids = try await BindingStore(accounts.database).dids(boundBy: user.uid)
                 await subscribe(user, dids)
             }
         } catch let error as CloudAPIError {
@@ -233,9 +233,9 @@ final class M2MSession: Sendable {
         }
         send(.subscribeResult(M2MSubscribeResult(success: success, failed: failed)))
         for did in subscribed {
-            let online = (try? await accounts.database.first("SELECT is_online FROM devices WHERE did = $1", .text(did))?.bool("is_online")) ?? false
-            let info = await hub.info(did)
-            send(.onlineStatus(M2MOnlineStatus(did: did, passcode: info.passcode, mac: info.mac, online: online)))
+            // Read each time: a module that registers again changes its passcode.
+            let device = try? await DeviceStore(accounts.database).find(did)
+            send(.onlineStatus(M2MOnlineStatus(did: did, passcode: device?.passcode ?? "", mac: device?.mac ?? "", online: device?.isOnline ?? false)))
         }
     }
 

@@ -10,6 +10,7 @@ import TetherCore
 public final class PostgresClusterBus: ClusterBus {
     static let channel = "tether_events"
     static let maximumInlinePayload = 7_000
+    static let spillLifetimeMs: Int64 = 300_000
 
     private let engine: PostgresEngine
     private let logger: Logger
@@ -52,10 +53,13 @@ public final class PostgresClusterBus: ClusterBus {
             try await engine.query("SELECT pg_notify($1, $2)", .text(Self.channel), .text(payload))
             return
         }
-        // One event too large for a notification: the notification carries where it is.
+        // One event too large for a notification: the notification carries where it is. Spilled
+        // events are read within moments of their notification; older ones go now.
+        let now = Clock.unixMilliseconds()
+        try await engine.query("DELETE FROM cluster_spill WHERE created_ms < $1", .int(now - Self.spillLifetimeMs))
         let row = try await engine.first(
             "INSERT INTO cluster_spill (body, created_ms) VALUES ($1, $2) RETURNING id",
-            .text(payload), .int(Clock.unixMilliseconds())
+            .text(payload), .int(now)
         )
         let id = try row?.int("id") ?? 0
         try await engine.query("SELECT pg_notify($1, $2)", .text(Self.channel), .text("spill:\(id)"))

@@ -46,8 +46,9 @@ final class RealtimeHub: Sendable {
                 frame = .rawReport(M2MRaw(did: did, bytes: [UInt8](tetherHex: hex) ?? []))
             case .presence(let did, let online, _, _):
                 guard targets.contains(where: { $0.isSubscribed(did) }) else { continue }
-                let info = await info(did)
-                frame = .onlineStatus(M2MOnlineStatus(did: did, passcode: info.passcode, mac: info.mac, online: online))
+                // Read each time: a module that registers again changes its passcode.
+                let device = try? await DeviceStore(database).find(did)
+                frame = .onlineStatus(M2MOnlineStatus(did: did, passcode: device?.passcode ?? "", mac: device?.mac ?? "", online: online))
             case .command(let update):
                 for session in targets { session.commandChanged(update) }
             case .binding(let uid, let did, let bound):
@@ -65,12 +66,5 @@ final class RealtimeHub: Sendable {
                 for session in targets where session.isSubscribed(event.did) { session.push(frame) }
             }
         }
-    }
-
-    /// A device's passcode and MAC, for `s2c_online_status` (read each time: a module that
-    /// registers again changes its passcode).
-    func info(_ did: String) async -> (passcode: String, mac: String) {
-        guard let row = try? await database.first("SELECT passcode, mac FROM devices WHERE did = $1", .text(did)) else { return ("", "") }
-        return ((try? row.text("passcode")) ?? "", row.optionalText("mac") ?? "")
     }
 }

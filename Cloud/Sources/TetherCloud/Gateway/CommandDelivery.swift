@@ -1,0 +1,78 @@
+import Logging
+import NIOCore
+import Synchronization
+import TetherAlink
+import TetherCore
+import TetherMQTT
+
+/// Sends the command ledger's commands to the devices connected to this node, and resumes the
+/// ones accepted and never sent.
+final class CommandDelivery: Sendable {
+    let broker: MQTTBroker
+    let ledger: CommandLedger
+    let history: DeviceHistory
+    let catalogue: DeviceCatalogue
+    let bus: any ClusterBus
+    let answerTimeoutMs: Int64
+    let logger: Logger
+    /// Devices this node sent attrs commands to whose reports may show them applied.
+    let awaitingApplication = Mutex<Set<String>>([])
+
+    init(broker: MQTTBroker, ledger: CommandLedger, history: DeviceHistory, catalogue: DeviceCatalogue, bus: any ClusterBus, answerTimeoutMs: Int64, logger: Logger) {
+        self.broker = broker
+        self.ledger = ledger
+        self.history = history
+        self.catalogue = catalogue
+        self.bus = bus
+        self.answerTimeoutMs = answerTimeoutMs
+        self.logger = logger
+    }
+
+    /// Sends a command to its device if this node holds the device's connection.
+    func send(_ command: CommandRecord) async throws {
+        guard let device = try await catalogue.device(command.did), broker.isConnected(clientID: device.clientID) else { return }
+        let identity = try AlinkDeviceIdentity(productKey: device.productKey, deviceName: device.deviceName)
+        let message: MQTTMessage
+        switch command.kind {
+        case .attrs:
+            let model = try await catalogue.model(device.productKey)
+            let params = model.alinkParams(try model.appWrite(command.attrs))
+            let request = AlinkRequest(id: command.alinkID, method: "thing.service.property.set", params: params)
+            message = MQTTMessage(topic: AlinkDeviceTopic(device: identity, topic: .propertySet).name, payload: ByteBuffer(bytes: request.bytes), qos: .atLeastOnce)
+        case .service:
+            let identifier = command.body["identifier"]?.stringValue ?? ""
+            let request = AlinkRequest(id: command.alinkID, method: "thing.service.\(identifier)", params: command.body["params"] ?? .object([:]))
+            message = MQTTMessage(topic: AlinkDeviceTopic(device: identity, topic: .service(identifier)).name, payload: ByteBuffer(bytes: request.bytes), qos: .atLeastOnce)
+        case .raw:
+            let bytes = [UInt8](tetherHex: command.body["raw"]?.stringValue ?? "") ?? []
+            message = MQTTMessage(topic: AlinkDeviceTopic(device: identity, topic: .downRaw).name, payload: ByteBuffer(bytes: bytes), qos: .atLeastOnce)
+        }
+        let from: Set<CommandState> = command.kind == .attrs ? [.accepted, .queued, .sent] : [.accepted, .queued]
+        guard let sent = try await ledger.move(command.id, from: from, to: .sent) else { return }
+        if command.kind == .attrs { _ = awaitingApplication.withLock { $0.insert(command.did) } }
+        guard broker.send(message, toClientID: device.clientID) else {
+            if let failed = try await ledger.move(command.id, from: [.sent], to: .failed, message: "the device disconnected before the command was sent") {
+                await bus.publish(.command(failed.update))
+            }
+            return
+        }
+        try await history.log(did: command.did, kind: .appToDevice, atMs: sent.sentMs ?? Clock.unixMilliseconds(), body: command.json, uid: command.uid, appID: command.appID, source: "client")
+        await bus.publish(.command(sent.update))
+    }
+
+    /// A device connected: what waits for it goes now.
+    func resume(did: String) async throws {
+        for command in try await ledger.resumable(did: did, now: Clock.unixMilliseconds(), answerTimeoutMs: answerTimeoutMs) {
+            try await send(command)
+        }
+    }
+
+    /// Commands another node (or this one, before a crash) accepted and never sent: whichever
+    /// node holds their device sends them now. A device that connects later gets them then.
+    func resumeUnsent() async throws {
+        let unsent = try await ledger.unsent(now: Clock.unixMilliseconds(), answerTimeoutMs: answerTimeoutMs)
+        guard !unsent.isEmpty else { return }
+        logger.notice("resuming commands accepted and not sent", metadata: ["count": "\(unsent.count)"])
+        await bus.publish(unsent.map { .deliver(commandID: $0.id, did: $0.did) })
+    }
+}

@@ -1,0 +1,87 @@
+import Logging
+import Synchronization
+import TetherCore
+import TetherMQTT
+
+/// Which devices are connected to this node: recorded in the database (of two nodes that saw a
+/// device, the later sighting wins), logged in the history, announced to the cluster.
+final class DevicePresence: Sendable {
+    let nodeID: String
+    let broker: MQTTBroker
+    let database: any SQLDatabase
+    let history: DeviceHistory
+    let catalogue: DeviceCatalogue
+    let delivery: CommandDelivery
+    let bus: any ClusterBus
+    let logger: Logger
+    /// When each device connected to this node, for telling stale cluster events from new ones.
+    private let localConnections = Mutex<[String: Int64]>([:])
+
+    init(nodeID: String, broker: MQTTBroker, database: any SQLDatabase, history: DeviceHistory, catalogue: DeviceCatalogue, delivery: CommandDelivery, bus: any ClusterBus, logger: Logger) {
+        self.nodeID = nodeID
+        self.broker = broker
+        self.database = database
+        self.history = history
+        self.catalogue = catalogue
+        self.delivery = delivery
+        self.bus = bus
+        self.logger = logger
+    }
+
+    var devices: DeviceStore { DeviceStore(database) }
+
+    /// The broker's connections and disconnections, in order, until cancelled.
+    func process(_ changes: AsyncStream<PresenceChange>, registration: DeviceSelfRegistration) async {
+        for await change in changes {
+            // At shutdown, leave() records every device of this node as offline at once.
+            if Task.isCancelled { return }
+            guard let did = change.principal.attributes[DeviceAuthenticator.Attribute.did] else { continue }
+            do {
+                if change.principal.attributes[DeviceAuthenticator.Attribute.registration] != nil {
+                    if change.connected { try await registration.answer(change.principal, did: did) }
+                } else if change.connected {
+                    try await connected(did: did, change: change)
+                } else if change.reason != .takenOver, !broker.isConnected(clientID: change.principal.clientID) {
+                    try await disconnected(did: did, atMs: change.atMs, reason: change.reason)
+                }
+            } catch {
+                logger.error("presence could not be recorded", metadata: ["did": "\(did)", "error": "\(error)"])
+            }
+        }
+    }
+
+    private func connected(did: String, change: PresenceChange) async throws {
+        localConnections.withLock { $0[did] = change.atMs }
+        guard try await devices.markOnline(did, node: nodeID, atMs: change.atMs, remoteAddress: change.remoteAddress) else { return }
+        try await history.log(did: did, kind: .online, atMs: change.atMs, ip: change.remoteAddress)
+        await bus.publish(.presence(did: did, online: true, node: nodeID, atMs: change.atMs))
+        logger.debug("device online", metadata: ["did": "\(did)", "remote": "\(change.remoteAddress)"])
+        try await delivery.resume(did: did)
+    }
+
+    private func disconnected(did: String, atMs: Int64, reason: MQTTBrokerEvent.DisconnectReason?) async throws {
+        localConnections.withLock { _ = $0.removeValue(forKey: did) }
+        guard try await devices.markOffline(did, node: nodeID, atMs: atMs) else { return }
+        try await history.log(did: did, kind: .offline, atMs: atMs, body: .object(["reason": .string(reason?.rawValue ?? "")]))
+        await bus.publish(.presence(did: did, online: false, node: nodeID, atMs: atMs))
+        logger.debug("device offline", metadata: ["did": "\(did)", "reason": "\(reason?.rawValue ?? "")"])
+    }
+
+    /// The device connected to another node at `atMs`: if that is after it connected here, the
+    /// connection it left here is stale. (An older event says nothing.)
+    func connectedElsewhere(did: String, atMs: Int64) async throws {
+        guard let local = localConnections.withLock({ $0[did] }), local < atMs else { return }
+        if let device = try await catalogue.device(did), broker.isConnected(clientID: device.clientID) {
+            broker.disconnect(clientID: device.clientID, reason: .administrativeAction)
+        }
+    }
+
+    /// At shutdown: the devices this node held are offline.
+    func leave() async throws {
+        let now = Clock.unixMilliseconds()
+        for did in try await devices.markOffline(heldBy: nodeID, atMs: now) {
+            try await history.log(did: did, kind: .offline, atMs: now, body: ["reason": "gateway stopped"])
+            await bus.publish(.presence(did: did, online: false, node: nodeID, atMs: now))
+        }
+    }
+}

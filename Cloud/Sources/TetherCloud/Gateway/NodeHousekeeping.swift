@@ -1,0 +1,50 @@
+import Logging
+import TetherCore
+
+/// Every second: this node's heartbeat, the ledger's expired commands, and the devices of
+/// nodes that stopped without saying so.
+struct NodeHousekeeping: Sendable {
+    let nodeID: String
+    let database: any SQLDatabase
+    let ledger: CommandLedger
+    let history: DeviceHistory
+    let bus: any ClusterBus
+    let answerTimeoutMs: Int64
+    let nodeTimeoutMs: Int64
+    let logger: Logger
+
+    func heartbeat() async throws {
+        try await NodeStore(database).heartbeat(nodeID, atMs: Clock.unixMilliseconds())
+    }
+
+    /// Until cancelled.
+    func run() async {
+        var tick = 0
+        while !Task.isCancelled {
+            do {
+                try await heartbeat()
+                let now = Clock.unixMilliseconds()
+                for expired in try await ledger.expire(now: now, answerTimeoutMs: answerTimeoutMs) {
+                    await bus.publish(.command(expired.update))
+                }
+                if tick % 5 == 0 { try await sweepDeadNodes(now: now) }
+            } catch {
+                logger.warning("gateway housekeeping failed", metadata: ["error": "\(error)"])
+            }
+            tick += 1
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    private func sweepDeadNodes(now: Int64) async throws {
+        for did in try await DeviceStore(database).markOfflineOnDeadNodes(atMs: now, aliveSinceMs: now - nodeTimeoutMs) {
+            try await history.log(did: did, kind: .offline, atMs: now, body: ["reason": "node gone"])
+            await bus.publish(.presence(did: did, online: false, node: nil, atMs: now))
+        }
+    }
+
+    /// The node stops: the others no longer wait for its heartbeat.
+    func leave() async throws {
+        try await NodeStore(database).remove(nodeID)
+    }
+}

@@ -1,0 +1,120 @@
+import TetherCore
+
+/// The `bindings` table: which users are bound to which devices, with their roles and names
+/// for them. On a database or inside one of its transactions.
+struct BindingStore: Sendable {
+    let executor: any SQLExecutor
+
+    init(_ executor: any SQLExecutor) { self.executor = executor }
+
+    /// The devices `uid` is bound to, by did.
+    func dids(boundBy uid: String) async throws(StorageError) -> [String] {
+        try await executor.query("SELECT did FROM bindings WHERE uid = $1 ORDER BY did", .text(uid))
+            .map { row throws(StorageError) in try row.text("did") }
+    }
+
+    func isBound(_ uid: String, did: String) async throws(StorageError) -> Bool {
+        try await executor.first("SELECT 1 AS bound FROM bindings WHERE uid = $1 AND did = $2", .text(uid), .text(did)) != nil
+    }
+
+    /// Everyone bound to `did`, oldest binding first.
+    func roles(of did: String) async throws(StorageError) -> [(uid: String, role: BindingRole)] {
+        try await executor.query("SELECT uid, role FROM bindings WHERE did = $1 ORDER BY id", .text(did)).map { row throws(StorageError) in
+            (try row.text("uid"), BindingRole(rawValue: try row.text("role")) ?? .normal)
+        }
+    }
+
+    func insert(_ uid: String, did: String, role: BindingRole, remark: String?, alias: String?, at seconds: Int64) async throws(StorageError) {
+        try await executor.query(
+            "INSERT INTO bindings (uid, did, role, remark, dev_alias, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            .text(uid), .text(did), .text(role.rawValue), .text(remark ?? ""), .text(alias ?? ""), .int(seconds)
+        )
+    }
+
+    /// Ends one binding; the role it had, nil when there was none.
+    func delete(_ uid: String, did: String) async throws(StorageError) -> BindingRole? {
+        try await executor.first("DELETE FROM bindings WHERE uid = $1 AND did = $2 RETURNING role", .text(uid), .text(did))
+            .map { row throws(StorageError) in BindingRole(rawValue: try row.text("role")) ?? .normal }
+    }
+
+    /// Ends every binding of `did`; the users whose binding ended.
+    func deleteAll(did: String) async throws(StorageError) -> [String] {
+        try await executor.query("DELETE FROM bindings WHERE did = $1 RETURNING uid", .text(did))
+            .map { row throws(StorageError) in try row.text("uid") }
+    }
+
+    /// The longest-bound normal user of `did` becomes special.
+    func promoteOldestNormal(did: String) async throws(StorageError) {
+        try await executor.query(
+            """
+            UPDATE bindings SET role = 'special' WHERE did = $1 AND uid = (
+                SELECT uid FROM bindings WHERE did = $1 AND role = 'normal' ORDER BY id LIMIT 1)
+            """,
+            .text(did)
+        )
+    }
+
+    /// The user's remark, alias and labels; nil leaves one as it is.
+    func rename(_ uid: String, did: String, remark: String?, alias: String?, labels: [String]?) async throws(StorageError) {
+        if let remark {
+            try await executor.query("UPDATE bindings SET remark = $3 WHERE uid = $1 AND did = $2", .text(uid), .text(did), .text(remark))
+        }
+        if let alias {
+            try await executor.query("UPDATE bindings SET dev_alias = $3 WHERE uid = $1 AND did = $2", .text(uid), .text(did), .text(alias))
+        }
+        if let labels {
+            let json = JSONValue.array(labels.map(JSONValue.string)).serialized()
+            try await executor.query("UPDATE bindings SET dev_label = $3 WHERE uid = $1 AND did = $2", .text(uid), .text(did), .text(json))
+        }
+    }
+
+    func binding(_ uid: String, did: String) async throws(StorageError) -> BindingRecord? {
+        try await executor.first("SELECT \(BindingRecord.columns) FROM bindings b WHERE b.uid = $1 AND b.did = $2", .text(uid), .text(did))
+            .map { row throws(StorageError) in try BindingRecord(row: row) }
+    }
+
+    /// A device `uid` is bound to; nil when it is not.
+    func device(boundBy uid: String, did: String) async throws(StorageError) -> DeviceRecord? {
+        try await executor.first(
+            "SELECT \(DeviceRecord.columns) FROM bindings b JOIN devices d ON d.did = b.did WHERE b.uid = $1 AND b.did = $2",
+            .text(uid), .text(did)
+        ).map { row throws(StorageError) in try DeviceRecord(row: row) }
+    }
+
+    /// The devices `uid` is bound to with the binding and the product's name, oldest binding first.
+    func boundDevices(_ uid: String, includingDisabled: Bool, limit: Int64, skip: Int64) async throws(StorageError) -> [BoundDevice] {
+        try await executor.query(
+            """
+            SELECT \(DeviceRecord.columns), \(BindingRecord.columns), p.name AS product_name
+            FROM bindings b JOIN devices d ON d.did = b.did JOIN products p ON p.product_key = d.product_key
+            WHERE b.uid = $1 AND (d.is_disabled = 0 OR $2 = 1)
+            ORDER BY b.id LIMIT $3 OFFSET $4
+            """,
+            .text(uid), .bool(includingDisabled), .int(limit), .int(skip)
+        ).map { row throws(StorageError) in try BoundDevice(row: row) }
+    }
+
+    func boundDevice(_ uid: String, did: String) async throws(StorageError) -> BoundDevice? {
+        try await executor.first(
+            """
+            SELECT \(DeviceRecord.columns), \(BindingRecord.columns), p.name AS product_name
+            FROM bindings b JOIN devices d ON d.did = b.did JOIN products p ON p.product_key = d.product_key
+            WHERE b.uid = $1 AND b.did = $2
+            """,
+            .text(uid), .text(did)
+        ).map { row throws(StorageError) in try BoundDevice(row: row) }
+    }
+}
+
+/// A device as one user has it: the device, the user's binding, the product's name.
+struct BoundDevice: Sendable {
+    var device: DeviceRecord
+    var binding: BindingRecord
+    var productName: String
+
+    init(row: SQLRow) throws(StorageError) {
+        device = try DeviceRecord(row: row)
+        binding = try BindingRecord(row: row)
+        productName = try row.text("product_name")
+    }
+}

@@ -1,0 +1,88 @@
+import TetherCore
+
+/// The `devices` table: every statement that reads or writes a device, on a database or inside
+/// one of its transactions. Presence (who holds a device's connection) is in
+/// `DeviceStore+Presence.swift`.
+struct DeviceStore: Sendable {
+    let executor: any SQLExecutor
+
+    init(_ executor: any SQLExecutor) { self.executor = executor }
+
+    /// On PostgreSQL, `lockingForUpdate` holds the row until the transaction ends. (SQLite
+    /// transactions already run one at a time.)
+    func find(_ did: String, lockingForUpdate: Bool = false) async throws(StorageError) -> DeviceRecord? {
+        let lock = lockingForUpdate && executor.dialect == .postgres ? " FOR UPDATE" : ""
+        return try await executor.first("SELECT \(DeviceRecord.columns) FROM devices d WHERE d.did = $1\(lock)", .text(did))
+            .map { row throws(StorageError) in try DeviceRecord(row: row) }
+    }
+
+    func did(productKey: String, mac: String) async throws(StorageError) -> String? {
+        try await executor.first("SELECT did FROM devices WHERE product_key = $1 AND mac = $2", .text(productKey), .text(mac))?.text("did")
+    }
+
+    func credentials(productKey: String, mac: String) async throws(StorageError) -> DeviceCredentials? {
+        try await credentials(where: "product_key = $1 AND mac = $2", .text(productKey), .text(mac))
+    }
+
+    /// An Alink device's names.
+    func credentials(productKey: String, deviceName: String) async throws(StorageError) -> DeviceCredentials? {
+        try await credentials(where: "product_key = $1 AND device_name = $2", .text(productKey), .text(deviceName))
+    }
+
+    func credentials(did: String) async throws(StorageError) -> DeviceCredentials? {
+        try await credentials(where: "did = $1", .text(did))
+    }
+
+    private func credentials(where condition: String, _ binds: SQLValue...) async throws(StorageError) -> DeviceCredentials? {
+        guard let row = try await executor.query(
+            """
+            SELECT did, product_key, device_name, passcode, device_secret, registered_ts, activated_ms, is_disabled
+            FROM devices WHERE \(condition)
+            """,
+            binds
+        ).first else { return nil }
+        return DeviceCredentials(
+            did: try row.text("did"), productKey: try row.text("product_key"), deviceName: try row.text("device_name"),
+            passcode: try row.text("passcode"), deviceSecret: try row.text("device_secret"), registeredAt: try row.int("registered_ts"),
+            isActivated: try row.int("activated_ms") != 0, isDisabled: try row.bool("is_disabled")
+        )
+    }
+
+    /// Throws a `uniqueViolation` when the product already has a device with this MAC or name.
+    func insert(_ device: DeviceCredentials, mac: String?, at seconds: Int64) async throws(StorageError) {
+        try await executor.query(
+            """
+            INSERT INTO devices (did, product_key, mac, passcode, device_name, device_secret, registered_ts, created_at, updated_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+            """,
+            .text(device.did), .text(device.productKey), .optional(mac), .text(device.passcode), .text(device.deviceName),
+            .text(device.deviceSecret), .int(device.registeredAt), .int(seconds)
+        )
+    }
+
+    /// A signed registration's new passcode, only if it is newer than the last one: of two
+    /// racing, the newer wins, and one sent again changes nothing. False when it was not newer.
+    func updatePasscode(did: String, passcode: String, registeredAt: Int64, at seconds: Int64) async throws(StorageError) -> Bool {
+        try await executor.first(
+            "UPDATE devices SET passcode = $2, registered_ts = $3, updated_at = $4 WHERE did = $1 AND registered_ts < $3 RETURNING did",
+            .text(did), .text(passcode), .int(registeredAt), .int(seconds)
+        ) != nil
+    }
+}
+
+/// What proves a device is itself: its names and secrets. Never logged (its description hides
+/// the secret and the passcode).
+struct DeviceCredentials: Sendable, CustomStringConvertible {
+    var did: String
+    var productKey: String
+    var deviceName: String
+    var passcode: String
+    var deviceSecret: String
+    /// The signed registration's timestamp (Unix seconds; 0: never signed).
+    var registeredAt: Int64
+    /// Connected to the gateway at least once.
+    var isActivated: Bool
+    var isDisabled: Bool
+
+    var description: String { "device \(did) (\(productKey)/\(deviceName))" }
+}
