@@ -77,7 +77,10 @@ public struct CloudDevice: Hashable, Sendable {
     public var webSocketPort: Int
 
     init(json: JSONValue) throws(TetherError) {
-        let body = try decodeBody("a device", json, as: DeviceBody.init(json:))
+        self.init(body: try decodeBody("a device", json, as: DeviceBody.init(json:)))
+    }
+
+    init(body: DeviceBody) {
         did = body.did
         productKey = body.productKey
         productName = body.productName

@@ -99,7 +99,8 @@ public struct TetherCloudAPI: Sendable {
     /// returned.
     public func changePassword(_ session: CloudSession, old: String, new: String) async throws(TetherError) -> CloudSession {
         let answer = try await call(.PUT, "/app/users", body: UserUpdateBody(oldPassword: old, newPassword: new).json, session: session)
-        guard let token = answer["token"]?.stringValue, case .int(let expireAt)? = answer["expire_at"] else { return session }
+        let updated = try decodeBody("the update's answer", answer, as: UserUpdatedBody.init(json:))
+        guard let token = updated.token, let expireAt = updated.expireAt else { return session }
         return CloudSession(uid: session.uid, token: token, expireAt: expireAt)
     }
 
@@ -124,10 +125,10 @@ public struct TetherCloudAPI: Sendable {
     public func bindings(_ session: CloudSession) async throws(TetherError) -> [CloudDevice] {
         var devices: [CloudDevice] = []
         while true {
-            let page = try await call(.GET, "/app/bindings?limit=100&skip=\(devices.count)", session: session)
-            let entries = page["devices"]?.arrayValue ?? []
-            for entry in entries { devices.append(try CloudDevice(json: entry)) }
-            if entries.count < 100 { return devices }
+            let answer = try await call(.GET, "/app/bindings?limit=100&skip=\(devices.count)", session: session)
+            let page = try decodeBody("a page of bindings", answer, as: DeviceListBody.init(json:))
+            devices += page.devices.map(CloudDevice.init(body:))
+            if page.devices.count < 100 { return devices }
         }
     }
 

@@ -303,3 +303,48 @@ public struct LatestStatusBody: Sendable, Hashable {
 
     public var json: JSONValue { ["did": .string(did), "updated_at": .int(updatedAt), "attr": .object(attrs)] }
 }
+
+/// `GET /app/bindings`: one page of the user's devices.
+public struct DeviceListBody: Sendable, Hashable {
+    public var devices: [DeviceBody]
+
+    public init(devices: [DeviceBody]) { self.devices = devices }
+
+    public init(json: JSONValue) throws(CloudBodyError) {
+        let reader = try BodyReader(json)
+        guard let items = reader.value("devices")?.arrayValue else { throw CloudBodyError(field: "devices", "must be an array") }
+        devices = try items.map { item throws(CloudBodyError) in try DeviceBody(json: item) }
+    }
+
+    public var json: JSONValue { ["devices": .array(devices.map(\.json))] }
+}
+
+/// `PUT /app/users`: when the change was made and, after a password change (Tether), the
+/// caller's new token: every other session ended.
+public struct UserUpdatedBody: Sendable, Hashable {
+    /// ISO 8601.
+    public var updatedAt: String
+    /// A secret: never log it. Present with `expireAt`.
+    public var token: String?
+    /// Unix seconds.
+    public var expireAt: Int64?
+
+    public init(updatedAt: String, token: String? = nil, expireAt: Int64? = nil) {
+        self.updatedAt = updatedAt
+        self.token = token
+        self.expireAt = expireAt
+    }
+
+    public init(json: JSONValue) throws(CloudBodyError) {
+        let reader = try BodyReader(json)
+        self.init(updatedAt: try reader.string("updatedAt"), token: try reader.optionalString("token"), expireAt: try reader.optionalInt("expire_at"))
+        if token != nil, expireAt == nil { throw CloudBodyError(field: "expire_at", "is required with token") }
+    }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["updatedAt": .string(updatedAt)]
+        if let token { object["token"] = .string(token) }
+        if let expireAt { object["expire_at"] = .int(expireAt) }
+        return .object(object)
+    }
+}

@@ -61,6 +61,12 @@ struct CloudBodyTests {
         #expect(try Self.reread(results, \.json, DidResultsBody.init(json:)) == results)
         let latest = LatestStatusBody(did: "d", updatedAt: 5, attrs: ["on": .bool(true)])
         #expect(try Self.reread(latest, \.json, LatestStatusBody.init(json:)) == latest)
+        let page = DeviceListBody(devices: [device, DeviceBody(did: "e", productKey: "pk")])
+        #expect(try Self.reread(page, \.json, DeviceListBody.init(json:)) == page)
+        for updated in [UserUpdatedBody(updatedAt: "2026-11-23T10:00:00Z"), UserUpdatedBody(updatedAt: "2026-11-23T10:00:00Z", token: "t", expireAt: 9)] {
+            #expect(try Self.reread(updated, \.json, UserUpdatedBody.init(json:)) == updated)
+        }
+        #expect(throws: CloudBodyError.self) { try UserUpdatedBody(json: ["updatedAt": "x", "token": "t"]) }
     }
 
     @Test("a form post's strings are numbers where a number is asked")

@@ -37,7 +37,7 @@ struct AccountRoutes<Context: RemoteAddressRequestContext> {
             success: .ok(JSONSchema.ref("User"))
         )) { request, _ in
             let user = try await accounts.authenticate(request)
-            return Response.json(try await accounts.userInfo(user))
+            return Response.json(try await accounts.userInfo(user).json)
         }
         router.on(.init(
             method: .put, path: "/app/users", summary: "Update the profile, convert an anonymous user, or change the password",
@@ -55,7 +55,7 @@ struct AccountRoutes<Context: RemoteAddressRequestContext> {
         )) { request, context in
             let user = try await accounts.authenticate(request)
             let body = try await RequestForm.decode(request, as: UserUpdateBody.init(json:))
-            return Response.json(try await accounts.updateUser(user, body, client: client(request, context)))
+            return Response.json(try await accounts.updateUser(user, body, client: client(request, context)).json)
         }
         router.on(.init(
             method: .post, path: "/app/login", summary: "Log in with a username, e-mail address or phone number",

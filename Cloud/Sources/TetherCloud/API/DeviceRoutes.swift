@@ -57,7 +57,7 @@ struct DeviceRoutes<Context: RemoteAddressRequestContext> {
             success: .created(JSONSchema.ref("DidResults"))
         )) { request, _ in
             let user = try await accounts.authenticate(request)
-            return Response.json(try await bindings.bind(user, try await RequestForm.decode(request, as: BindBody.init(json:))), status: .created)
+            return Response.json(try await bindings.bind(user, try await RequestForm.decode(request, as: BindBody.init(json:))).json, status: .created)
         }
         router.on(.init(
             method: .get, path: "/app/bindings", summary: "The user's bound devices", tag: "bindings", security: .appAndUser,
@@ -75,14 +75,14 @@ struct DeviceRoutes<Context: RemoteAddressRequestContext> {
                 limit: try request.integerQuery("limit", default: 20, range: 1...1000),
                 skip: try request.integerQuery("skip", default: 0, range: 0...1_000_000),
                 showDisabled: try request.integerQuery("show_disabled", default: 0, range: 0...1) == 1
-            ))
+            ).json)
         }
         router.on(.init(
             method: .delete, path: "/app/bindings", summary: "Unbind devices", tag: "bindings", security: .appAndUser,
             body: JSONSchema.ref("DidList"), success: .ok(JSONSchema.ref("DidResults"))
         )) { request, _ in
             let user = try await accounts.authenticate(request)
-            return Response.json(try await bindings.unbind(user, try await RequestForm.decode(request, as: DidListBody.init(json:))))
+            return Response.json(try await bindings.unbind(user, try await RequestForm.decode(request, as: DidListBody.init(json:))).json)
         }
         router.on(.init(
             method: .put, path: "/app/bindings/{did}", summary: "The user's remark, alias and labels of a bound device",
@@ -92,7 +92,7 @@ struct DeviceRoutes<Context: RemoteAddressRequestContext> {
         )) { request, context in
             let user = try await accounts.authenticate(request)
             let did = try context.pathParameter("did")
-            return Response.json(try await bindings.update(user, did: did, try await RequestForm.decode(request, as: BindingUpdateBody.init(json:))))
+            return Response.json(try await bindings.update(user, did: did, try await RequestForm.decode(request, as: BindingUpdateBody.init(json:))).json)
         }
         router.on(.init(
             method: .post, path: "/app/bind_mac", summary: "Bind by product key and MAC, signed with the product secret",
@@ -113,14 +113,14 @@ struct DeviceRoutes<Context: RemoteAddressRequestContext> {
                 user, body,
                 timestamp: request.header(.gizwitsTimestamp),
                 signature: request.header(.gizwitsSignature)
-            ), status: .created)
+            ).json, status: .created)
         }
         router.on(.init(
             method: .get, path: "/app/devices/{did}", summary: "One bound device", tag: "bindings", security: .appAndUser,
             success: .ok(JSONSchema.ref("Device"))
         )) { request, context in
             let user = try await accounts.authenticate(request)
-            return Response.json(try await bindings.device(user, did: try context.pathParameter("did")))
+            return Response.json(try await bindings.device(user, did: try context.pathParameter("did")).json)
         }
         router.on(.init(
             method: .get, path: "/app/datapoint", summary: "A product's data-point model (Gizwits JSON)", tag: "devices", security: .app,

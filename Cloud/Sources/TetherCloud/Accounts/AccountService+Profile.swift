@@ -5,7 +5,7 @@ import TetherCore
 /// `GET /app/users` and `PUT /app/users`: the profile, conversions of an anonymous user, and
 /// password changes.
 extension AccountService {
-    func userInfo(_ user: AuthenticatedUser) async throws -> JSONValue {
+    func userInfo(_ user: AuthenticatedUser) async throws -> UserBody {
         guard let row = try await database.first(
             """
             SELECT uid, username, phone, email, name, gender, birthday, address, lang, remark, is_anonymous
@@ -20,13 +20,13 @@ extension AccountService {
             uid: try row.text("uid"), username: text("username"), phone: text("phone"), email: text("email"), name: text("name"),
             gender: text("gender"), birthday: text("birthday"), address: text("address"), lang: text("lang"), remark: text("remark"),
             isAnonymous: try row.bool("is_anonymous")
-        ).json
+        )
     }
 
     /// Applies every change the form asks for, or none (one transaction). A password change
     /// ends every session and answers a new token for the caller (a Tether extension:
     /// `token` and `expire_at` next to `updatedAt`).
-    func updateUser(_ user: AuthenticatedUser, _ body: UserUpdateBody, client: SessionClient = SessionClient()) async throws -> JSONValue {
+    func updateUser(_ user: AuthenticatedUser, _ body: UserUpdateBody, client: SessionClient = SessionClient()) async throws -> UserUpdatedBody {
         guard let current = try await database.first(
             "SELECT is_anonymous, password_hash FROM users WHERE uid = $1", .text(user.uid)
         ) else {
@@ -114,12 +114,7 @@ extension AccountService {
         if let confirmationFor {
             try await sendEmailLink(uid: user.uid, email: confirmationFor, purpose: .confirmEmail)
         }
-        var answer: JSONObject = ["updatedAt": .string(Self.isoTime(now))]
-        if let session {
-            answer["token"] = .string(session.token)
-            answer["expire_at"] = .int(session.expireAt)
-        }
-        return .object(answer)
+        return UserUpdatedBody(updatedAt: Self.isoTime(now), token: session?.token, expireAt: session?.expireAt)
     }
 
     private static func required(_ value: String?, _ field: String) throws(CloudAPIError) -> String {

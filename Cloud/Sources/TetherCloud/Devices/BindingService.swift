@@ -31,7 +31,7 @@ public struct BindingService: Sendable {
     /// Wrong passcodes are counted per user and per device (``AbusePolicy``): past either limit
     /// the remaining entries are not checked (they fail), and a request that bound nothing
     /// because of it is answered 9041, so a hundred guesses in one request get a few answers.
-    func bind(_ user: AuthenticatedUser, _ body: BindBody) async throws -> JSONValue {
+    func bind(_ user: AuthenticatedUser, _ body: BindBody) async throws -> DidResultsBody {
         let userKey = "bind:user:\(user.uid)"
         var throttled = RateLimiter.Decision.allowed
         var success: [String] = []
@@ -78,12 +78,12 @@ public struct BindingService: Sendable {
             }
         }
         if success.isEmpty { try throttled.require("too many wrong passcodes; try again later") }
-        return DidResultsBody(success: success, failed: failed).json
+        return DidResultsBody(success: success, failed: failed)
     }
 
     /// `POST /app/bind_mac`: binds by product key and MAC, proven by
     /// `X-Gizwits-Signature` = md5(product_secret + timestamp).
-    func bindByMAC(_ user: AuthenticatedUser, _ body: BindMACBody, timestamp: String?, signature: String?) async throws -> JSONValue {
+    func bindByMAC(_ user: AuthenticatedUser, _ body: BindMACBody, timestamp: String?, signature: String?) async throws -> DeviceBody {
         guard let timestamp, let seconds = Int64(timestamp) else {
             throw CloudAPIError.timestampInvalid(detail: "X-Gizwits-Timestamp is required, in Unix seconds")
         }
@@ -100,14 +100,14 @@ public struct BindingService: Sendable {
         guard let signature, Secrets.constantTimeEquals(signature.lowercased(), Secrets.md5(product.secret + timestamp)) else {
             throw CloudAPIError.signatureInvalid()
         }
-        let (did, answer) = try await database.transaction { transaction -> (String, JSONValue) in
+        let (did, answer) = try await database.transaction { transaction -> (String, DeviceBody) in
             let devices = DeviceStore(transaction)
             guard let did = try await devices.did(productKey: productKey, mac: mac),
                   let device = try await devices.find(did, lockingForUpdate: true) else {
                 throw CloudAPIError.deviceNotFound(detail: "no device of this product has this MAC; it registers when it first reaches the cloud")
             }
             _ = try await addBinding(uid: user.uid, device: device, setOwner: setOwner, remark: remark, alias: alias, on: transaction)
-            return (device.did, try await deviceJSON(user, did: device.did, on: transaction))
+            return (device.did, try await deviceBody(user, did: device.did, on: transaction))
         }
         await bus?.publish(.binding(uid: user.uid, did: did, bound: true))
         return answer
@@ -148,7 +148,7 @@ public struct BindingService: Sendable {
 
     /// `DELETE /app/bindings {devices: [{did}]}`. When the special user leaves, the longest-bound
     /// normal user becomes special; when the owner leaves, every guest's binding ends too.
-    func unbind(_ user: AuthenticatedUser, _ body: DidListBody) async throws -> JSONValue {
+    func unbind(_ user: AuthenticatedUser, _ body: DidListBody) async throws -> DidResultsBody {
         var success: [String] = []
         var failed: [String] = []
         for did in body.dids {
@@ -170,13 +170,13 @@ public struct BindingService: Sendable {
             if ended.isEmpty { failed.append(did) } else { success.append(did) }
             for uid in ended { await bus?.publish(.binding(uid: uid, did: did, bound: false)) }
         }
-        return DidResultsBody(success: success, failed: failed).json
+        return DidResultsBody(success: success, failed: failed)
     }
 
     // MARK: Reading and naming
 
-    /// `PUT /app/bindings/{did}`: the caller's own remark, alias and labels.
-    func update(_ user: AuthenticatedUser, did: String, _ body: BindingUpdateBody) async throws -> JSONValue {
+    /// `PUT /app/bindings/{did}`: the caller's own remark, alias and labels; answers all three.
+    func update(_ user: AuthenticatedUser, did: String, _ body: BindingUpdateBody) async throws -> BindingUpdateBody {
         let (remark, alias, labels) = (body.remark, body.alias, body.labels)
         try Validation.displayText(remark, field: "remark")
         try Validation.displayText(alias, field: "dev_alias")
@@ -187,33 +187,29 @@ public struct BindingService: Sendable {
             guard try await bindings.isBound(user.uid, did: did) else { throw CloudAPIError.deviceNotBound() }
             try await bindings.rename(user.uid, did: did, remark: remark, alias: alias, labels: labels)
             guard let binding = try await bindings.binding(user.uid, did: did) else { throw CloudAPIError.deviceNotBound() }
-            return .object([
-                "remark": .string(binding.remark),
-                "dev_alias": .string(binding.alias),
-                "dev_label": .array(binding.labels.map(JSONValue.string)),
-            ])
+            return BindingUpdateBody(remark: binding.remark, alias: binding.alias, labels: binding.labels)
         }
     }
 
     /// `GET /app/bindings`: the caller's devices, oldest binding first.
-    func list(_ user: AuthenticatedUser, limit: Int64, skip: Int64, showDisabled: Bool) async throws -> JSONValue {
+    func list(_ user: AuthenticatedUser, limit: Int64, skip: Int64, showDisabled: Bool) async throws -> DeviceListBody {
         let devices = try await BindingStore(database).boundDevices(user.uid, includingDisabled: showDisabled, limit: limit, skip: skip)
-        return .object(["devices": .array(devices.map(deviceJSON))])
+        return DeviceListBody(devices: devices.map(deviceBody))
     }
 
     /// `GET /app/devices/{did}`: one bound device; 9017 when the caller has not bound it.
-    func device(_ user: AuthenticatedUser, did: String) async throws -> JSONValue {
-        try await deviceJSON(user, did: did, on: database)
+    func device(_ user: AuthenticatedUser, did: String) async throws -> DeviceBody {
+        try await deviceBody(user, did: did, on: database)
     }
 
-    private func deviceJSON(_ user: AuthenticatedUser, did: String, on executor: any SQLExecutor) async throws -> JSONValue {
+    private func deviceBody(_ user: AuthenticatedUser, did: String, on executor: any SQLExecutor) async throws -> DeviceBody {
         guard let bound = try await BindingStore(executor).boundDevice(user.uid, did: did) else { throw CloudAPIError.deviceNotBound() }
-        return deviceJSON(bound)
+        return deviceBody(bound)
     }
 
     /// The reference's *Device* object plus what pygizwits also reads (`product_name`,
     /// `protoc`, `mcu_soft_version`, `mcu_hard_version`).
-    private func deviceJSON(_ bound: BoundDevice) -> JSONValue {
+    private func deviceBody(_ bound: BoundDevice) -> DeviceBody {
         let (device, binding) = (bound.device, bound.binding)
         return DeviceBody(
             did: device.did, productKey: device.productKey, productName: bound.productName, mac: device.mac ?? "",
@@ -223,6 +219,6 @@ public struct BindingService: Sendable {
             webSocketPort: Int64(endpoint.webSocketPort), secureWebSocketPort: Int64(endpoint.secureWebSocketPort),
             protocolVersion: device.protocolVersion, wifiSoftVersion: device.wifiSoftVersion,
             mcuSoftVersion: device.mcuSoftVersion, mcuHardVersion: device.mcuHardVersion
-        ).json
+        )
     }
 }
