@@ -32,9 +32,12 @@ extension Device {
     /// A subscription: the cloud is attached while the LAN is dialled, so that neither waits for
     /// the other; the LAN session consults the attachment when it cannot log in.
     func runSubscription(established: AsyncPromise<Void, TetherError>) async {
-        let cloudAttachment = Task { await attachCloud() }
-        await runSession(firstLogin: established, cloudAttachment: cloudAttachment)
-        cloudAttachment.cancel()
+        let cloudAttachment = AsyncPromise<TetherError?, Never>()
+        await withDiscardingTaskGroup { group in
+            group.addTask { cloudAttachment.resolve(.success(await self.attachCloud())) }
+            await runSession(firstLogin: established, cloudAttachment: cloudAttachment)
+            group.cancelAll()
+        }
     }
 
     /// Subscribes the device on the cloud's real-time connection when the user is bound to it

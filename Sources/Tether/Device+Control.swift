@@ -25,15 +25,17 @@ extension Device {
         let started = state.withLock { state -> AsyncPromise<Void, TetherError>? in
             if let passcode { state.passcode = passcode }
             if let session = state.session { return session.firstLogin }
-            state.session = Subscription(task: nil, connection: nil, firstLogin: promise)
+            state.session = Subscription(work: nil, connection: nil, firstLogin: promise)
             return nil
         }
         if let started {
-            return try await started.value()
+            return try await started.value(ifCancelled: { TetherError(.cancelled, "cancelled while subscribing") })
         }
-        let task = Task { await self.runSubscription(established: promise) }
-        state.withLock { if $0.session?.firstLogin === promise { $0.session?.task = task } }
-        try await promise.value()
+        let work = tasks.start(ifNotRun: { promise.resolve(.failure(TetherError(.cancelled, "the client has shut down"))) }) {
+            await self.runSubscription(established: promise)
+        }
+        state.withLock { if $0.session?.firstLogin === promise { $0.session?.work = work } }
+        try await promise.value(ifCancelled: { TetherError(.cancelled, "cancelled while subscribing") })
     }
 
     /// Ends the subscription on both paths and closes the LAN connection.
@@ -46,9 +48,9 @@ extension Device {
             // Under the lock: a subscription made after this one must keep its cloud feed.
             state.withLock { if $0.session == nil { realtime.unsubscribe(did) } }
         }
-        session?.task?.cancel()
+        session?.work?.cancel()
         await session?.connection?.close()
-        await session?.task?.value
+        await session?.work?.wait()
         updateNetStatus()
     }
 

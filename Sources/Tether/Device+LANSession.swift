@@ -10,7 +10,7 @@ extension Device {
     /// rather than dialled, and every loss of the LAN link is followed by a read through the
     /// cloud. The first outcome resolves `firstLogin`: a LAN login, or the cloud when the LAN
     /// fails; when neither path works the subscription ends.
-    func runSession(firstLogin: AsyncPromise<Void, TetherError>, cloudAttachment: Task<TetherError?, Never>) async {
+    func runSession(firstLogin: AsyncPromise<Void, TetherError>, cloudAttachment: AsyncPromise<TetherError?, Never>) async {
         var generator = SystemRandomNumberGenerator()
         var attempt = 0
         while !Task.isCancelled {
@@ -34,18 +34,18 @@ extension Device {
                     }
                 }
                 updateNetStatus()
-                if firstLogin.isResolved {
-                    firstLogin.resolve(.success(()))
-                } else {
-                    // Bound while the connection is served, so that heartbeats keep it alive if
-                    // the cloud is slow; subscribe() returns once the binding is settled.
-                    Task {
-                        await self.bindThroughCloudIfNeeded()
-                        firstLogin.resolve(.success(()))
-                    }
-                }
                 attempt = 0
-                await serve(connection)
+                await withDiscardingTaskGroup { group in
+                    if !firstLogin.isResolved {
+                        // Bound while the connection is served, so that heartbeats keep it alive
+                        // if the cloud is slow; subscribe() returns once the binding is settled.
+                        group.addTask {
+                            await self.bindThroughCloudIfNeeded()
+                            firstLogin.resolve(.success(()))
+                        }
+                    }
+                    await serve(connection)
+                }
                 _ = setConnection(nil, for: firstLogin)
                 updateNetStatus()
                 logger.debug("device link lost, reconnecting", metadata: ["tether.device": "\(id)"])
@@ -53,7 +53,7 @@ extension Device {
             } catch {
                 // The first LAN failure waits for the cloud's answer: it decides whether the
                 // subscription stands.
-                let cloudError = firstLogin.isResolved ? nil : await cloudAttachment.value
+                let cloudError = firstLogin.isResolved ? nil : await cloudAttachment.result(ifCancelled: { .success(nil) }).get()
                 if cloudCarries(firstLogin) {
                     await settleOnCloud(firstLogin)
                 } else if !firstLogin.isResolved {

@@ -27,6 +27,8 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
     /// The cloud's real-time connection, when the client has a cloud.
     let link: RealtimeLink?
     let logger: Logger
+    /// The client's scope, where the device's background work runs.
+    let tasks: TaskScope
     private let eventBroadcast = Broadcast<DeviceEvent>()
     /// Called when the list shows something new about the device; with its new net status when
     /// that changed.
@@ -51,10 +53,10 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         var cloudWrites: [UInt32: AsyncPromise<DeviceStatus?, TetherError>] = [:]
     }
 
-    /// A subscription: the task that keeps the LAN connection up, the connection when it is,
-    /// and whether the cloud passes the device's reports on.
+    /// A subscription: the work that keeps the LAN connection up (a child of the client's
+    /// scope), the connection when it is, and whether the cloud passes the device's reports on.
     struct Subscription {
-        var task: Task<Void, Never>?
+        var work: TaskScope.Handle?
         var connection: GizwitsLANClient?
         /// Resolved when the subscription is established on either path, or has failed.
         let firstLogin: AsyncPromise<Void, TetherError>
@@ -64,12 +66,13 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
 
     let state: Mutex<State>
 
-    init(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, lan: LANConfiguration, link: RealtimeLink?, logger: Logger, modelSource: (@Sendable (String) async -> ThingModel?)? = nil, onNetStatusChange: @escaping @Sendable (Device, NetStatus?) -> Void) {
+    init(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, lan: LANConfiguration, link: RealtimeLink?, tasks: TaskScope, logger: Logger, modelSource: (@Sendable (String) async -> ThingModel?)? = nil, onNetStatusChange: @escaping @Sendable (Device, NetStatus?) -> Void) {
         self.id = id
         self.modelState = Mutex((model, model.flatMap { try? P0Codec(model: $0) }))
         self.modelSource = modelSource
         self.lan = lan
         self.link = link
+        self.tasks = tasks
         self.logger = logger
         self.onNetStatusChange = onNetStatusChange
         var initial = State(did: did, productKey: productKey, mac: mac, endpoint: endpoint, onLAN: onLAN, lastSeen: onLAN ? .now : nil)

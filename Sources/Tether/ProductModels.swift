@@ -1,6 +1,7 @@
 import Logging
 import Synchronization
 import TetherCloudClient
+import TetherCore
 
 /// The product models a client knows: the configuration's first, then those the cloud gave
 /// (`/app/datapoint`, fetched once per product key, on demand).
@@ -17,7 +18,8 @@ final class ProductModels: Sendable {
 
     private struct State {
         var fetched: [String: ThingModel] = [:]
-        var inFlight: [String: Task<ThingModel?, Never>] = [:]
+        /// Fetches under way, which every device of the product waits for.
+        var inFlight: [String: AsyncPromise<ThingModel?, Never>] = [:]
         var failedAt: [String: ContinuousClock.Instant] = [:]
     }
 
@@ -42,35 +44,37 @@ final class ProductModels: Sendable {
     func model(for productKey: String) async -> ThingModel? {
         if let model = known(productKey) { return model }
         guard let api, !productKey.isEmpty else { return nil }
-        let logger = self.logger
-        let task = state.withLock { state -> Task<ThingModel?, Never>? in
-            if let model = state.fetched[productKey] { return Task { model } }
-            if let task = state.inFlight[productKey] { return task }
+        // The first to ask fetches; the others wait for its answer.
+        let asked = state.withLock { state -> (promise: AsyncPromise<ThingModel?, Never>, fetches: Bool)? in
+            if let promise = state.inFlight[productKey] { return (promise, false) }
+            if state.fetched[productKey] != nil { return nil }
             if let failed = state.failedAt[productKey], ContinuousClock.now - failed < Self.retryAfter { return nil }
-            let task = Task<ThingModel?, Never> {
-                let model: ThingModel?
-                do {
-                    model = try await api.productModel(productKey: productKey)
-                } catch {
-                    logger.debug("product model not fetched", metadata: ["tether.productKey": "\(productKey)", "tether.error": "\(error)"])
-                    model = nil
-                }
-                // Recorded by the task itself, so that no caller finds neither the task nor its result.
-                self.state.withLock { state in
-                    state.inFlight[productKey] = nil
-                    if let model {
-                        state.fetched[productKey] = model
-                        state.failedAt[productKey] = nil
-                    } else {
-                        if state.failedAt.count >= Self.maximumFailures { state.failedAt.removeAll() }
-                        state.failedAt[productKey] = .now
-                    }
-                }
-                return model
-            }
-            state.inFlight[productKey] = task
-            return task
+            let promise = AsyncPromise<ThingModel?, Never>()
+            state.inFlight[productKey] = promise
+            return (promise, true)
         }
-        return await task?.value
+        guard let asked else { return known(productKey) }
+        if asked.fetches {
+            let model: ThingModel?
+            do {
+                model = try await api.productModel(productKey: productKey)
+            } catch {
+                logger.debug("product model not fetched", metadata: ["tether.productKey": "\(productKey)", "tether.error": "\(error)"])
+                model = nil
+            }
+            state.withLock { state in
+                state.inFlight[productKey] = nil
+                if let model {
+                    state.fetched[productKey] = model
+                    state.failedAt[productKey] = nil
+                } else if !Task.isCancelled {
+                    // A fetch given up by its asker is not a failure of the cloud: the next one asks again.
+                    if state.failedAt.count >= Self.maximumFailures { state.failedAt.removeAll() }
+                    state.failedAt[productKey] = .now
+                }
+            }
+            asked.promise.resolve(.success(model))
+        }
+        return await asked.promise.result(ifCancelled: { .success(nil) }).get()
     }
 }

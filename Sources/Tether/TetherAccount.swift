@@ -37,7 +37,8 @@ public final class TetherAccount: Sendable {
     /// only the first to find out.
     private let ended = Mutex<String?>(nil)
     private let eventBroadcast = Broadcast<AccountEvent>(bufferSize: 64)
-    private let renewal = Mutex<Task<CloudSession, any Error>?>(nil)
+    /// The renewal under way, which every request that needs one waits for.
+    private let renewal = Mutex<AsyncPromise<CloudSession, TetherError>?>(nil)
 
     init(api: TetherCloudAPI, store: any SessionStore, renewBefore: Duration, logger: Logger) {
         self.api = api
@@ -163,28 +164,38 @@ public final class TetherAccount: Sendable {
     }
 
     private func renew(_ session: CloudSession) async throws(TetherError) -> CloudSession {
-        // One renewal at a time, however many requests need it.
-        let task = renewal.withLock { running -> Task<CloudSession, any Error> in
-            if let running { return running }
-            let task = Task { [api] in try await api.refresh(session) }
-            running = task
-            return task
+        // One renewal at a time, however many requests need it: the first asks, the others wait.
+        let (renewed, asks) = renewal.withLock { running -> (AsyncPromise<CloudSession, TetherError>, Bool) in
+            if let running { return (running, false) }
+            let promise = AsyncPromise<CloudSession, TetherError>()
+            running = promise
+            return (promise, true)
         }
-        defer { renewal.withLock { $0 = nil } }
+        if asks {
+            // Stored and announced once, by the one who asked.
+            let result: Result<CloudSession, TetherError>
+            do {
+                let fresh = try await api.refresh(session)
+                try store(fresh)
+                result = .success(fresh)
+            } catch {
+                result = .failure(error)
+            }
+            renewal.withLock { $0 = nil }
+            renewed.resolve(result)
+            if case .success = result {
+                eventBroadcast.yield(.sessionRenewed)
+                logger.debug("session renewed")
+            }
+        }
         do {
-            let renewed = try await task.value
-            try store(renewed)
-            eventBroadcast.yield(.sessionRenewed)
-            logger.debug("session renewed")
-            return renewed
-        } catch let error as TetherError where error.code == .notLoggedIn {
+            return try await renewed.value(ifCancelled: { TetherError(.cancelled, "cancelled while the session was renewed") })
+        } catch where error.code == .notLoggedIn {
             expire(session)
             throw error
-        } catch let error as TetherError {
+        } catch {
             // Not renewed now (the cloud is unreachable): the session is still valid until it expires.
             logger.debug("session renewal postponed", metadata: ["tether.error": "\(error)"])
-            return session
-        } catch {
             return session
         }
     }

@@ -15,7 +15,7 @@ extension TetherClient {
         for device in allDevices where device.isBound && !boundIDs.contains(device.id) { device.updateCloud(nil) }
         publishList()
         for device in boundDevices where device.isSubscribed {
-            Task { await device.attachCloudIfSubscribed() }
+            tasks.start { await device.attachCloudIfSubscribed() }
         }
         return boundDevices
     }
@@ -117,43 +117,43 @@ extension TetherClient {
     func runRealtime(configuration: CloudRealtimeConfiguration) async {
         guard let account, let link else { return }
         let events = account.events()
-        var current: Task<Void, Never>?
-        if account.isLoggedIn { current = startRealtime(configuration, account: account, link: link) }
-        for await event in events {
-            eventBroadcast.yield(.account(event))
-            switch event {
-            case .loggedIn:
+        let connections = TaskScope()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await connections.run() }
+            var current: TaskScope.Handle?
+            let replace = { (connect: Bool) async in
                 current?.cancel()
-                await current?.value
-                current = startRealtime(configuration, account: account, link: link)
-            case .loggedOut, .sessionExpired:
-                current?.cancel()
-                await current?.value
-                current = nil
-            case .sessionRenewed:
-                break
+                await current?.wait()
+                current = connect ? connections.start { await self.keepRealtime(configuration, account: account, link: link) } : nil
             }
+            if account.isLoggedIn { await replace(true) }
+            for await event in events {
+                eventBroadcast.yield(.account(event))
+                switch event {
+                case .loggedIn: await replace(true)
+                case .loggedOut, .sessionExpired: await replace(false)
+                case .sessionRenewed: break
+                }
+            }
+            group.cancelAll()
         }
-        current?.cancel()
-        await current?.value
     }
 
-    private func startRealtime(_ configuration: CloudRealtimeConfiguration, account: TetherAccount, link: RealtimeLink) -> Task<Void, Never> {
+    /// One real-time connection, for one login, until cancelled.
+    private func keepRealtime(_ configuration: CloudRealtimeConfiguration, account: TetherAccount, link: RealtimeLink) async {
         let realtime = CloudRealtime(configuration: configuration, session: { try await account.validSession() }, logger: logger)
         let events = realtime.events()
         link.set(realtime)
-        return Task {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await realtime.run() }
-                group.addTask {
-                    for await event in events { await self.handle(event) }
-                }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await realtime.run() }
+            group.addTask {
+                for await event in events { await self.handle(event) }
             }
-            link.clear(realtime)
-            for device in self.allDevices { device.detachCloud() }
-            // Its event loop has ended with it: say here that the connection is gone.
-            self.eventBroadcast.yield(.cloudDisconnected(nil))
         }
+        link.clear(realtime)
+        for device in allDevices { device.detachCloud() }
+        // Its event loop has ended with it: say here that the connection is gone.
+        eventBroadcast.yield(.cloudDisconnected(nil))
     }
 
     private func handle(_ event: CloudRealtimeEvent) async {

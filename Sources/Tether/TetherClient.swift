@@ -37,6 +37,8 @@ public final class TetherClient: Sendable {
     /// The real-time connection the devices share, while a user is logged in.
     let link: RealtimeLink?
     let productModels: ProductModels
+    /// Where the client's background work runs, ended with the client.
+    let tasks = TaskScope()
 
     init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
@@ -66,20 +68,11 @@ public final class TetherClient: Sendable {
     ///
     /// - Parameter productKeys: only devices of these products (nil: all).
     public func deviceListUpdates(productKeys: Set<String>? = nil) -> AsyncStream<[Device]> {
-        let updates = listBroadcast.subscribe()
         let filter: @Sendable ([Device]) -> [Device] = { list in
             guard let productKeys else { return list }
             return list.filter { productKeys.contains($0.productKey) }
         }
-        let current = filter(devices)
-        return AsyncStream(bufferingPolicy: .bufferingNewest(16)) { continuation in
-            continuation.yield(current)
-            let task = Task {
-                for await list in updates { continuation.yield(filter(list)) }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        return listBroadcast.subscribe(startingWith: [filter(devices)], transform: filter)
     }
 
     /// What happens to the client from now on: the user's session, the cloud connection, device
@@ -117,7 +110,7 @@ public final class TetherClient: Sendable {
         let models = productModels
         let device = Device(
             id: id, did: did, productKey: productKey, mac: mac, endpoint: endpoint, onLAN: onLAN, model: model,
-            lan: configuration.lan, link: link, logger: logger, modelSource: { await models.model(for: $0) },
+            lan: configuration.lan, link: link, tasks: tasks, logger: logger, modelSource: { await models.model(for: $0) },
             onNetStatusChange: { [weak self] device, status in
                 if let status { self?.eventBroadcast.yield(.deviceNetStatus(device, status)) }
                 self?.publishList()
@@ -130,7 +123,7 @@ public final class TetherClient: Sendable {
     /// that it is there before the app subscribes.
     func fetchModelIfMissing(_ device: Device) {
         guard device.model == nil, device.modelSource != nil, !device.productKey.isEmpty else { return }
-        Task { await device.ensureModel() }
+        tasks.start { await device.ensureModel() }
     }
 
     /// Every device, listed or not.
@@ -175,9 +168,11 @@ public final class TetherClient: Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
-                    for try await answer in GizwitsLANDiscovery.responses(targets: lan.discoveryTargets, interval: lan.discoveryInterval) {
-                        self.record(answer)
+                    try await GizwitsLANDiscovery.withResponses(targets: lan.discoveryTargets, interval: lan.discoveryInterval) { answers in
+                        for try await answer in answers { self.record(answer) }
                     }
+                } catch is CancellationError {
+                    return
                 } catch {
                     self.logger.error("LAN discovery stopped", metadata: ["tether.error": "\(error)"])
                     self.eventBroadcast.yield(.error((error as? TetherError) ?? TetherError(.bindFailed, "LAN discovery stopped: \(error)")))
@@ -224,20 +219,18 @@ public func withTetherClient<Result: Sendable>(
     _ body: (TetherClient) async throws -> Result
 ) async throws -> Result {
     let client = TetherClient(configuration: configuration, logger: logger)
-    let discovery = configuration.lan.discoveryEnabled ? Task { await client.runDiscovery() } : nil
-    let cloud = configuration.cloud.map { cloud in Task { await client.runCloudRefresh(interval: cloud.bindingsRefreshInterval) } }
-    let realtime = configuration.cloud.map { cloud in Task { await client.runRealtime(configuration: cloud.realtimeConfiguration) } }
-    let tasks = [discovery, cloud, realtime]
-    do {
-        let result = try await body(client)
-        for task in tasks { task?.cancel() }
-        for task in tasks { await task?.value }
-        await client.shutdown()
-        return result
-    } catch {
-        for task in tasks { task?.cancel() }
-        for task in tasks { await task?.value }
-        await client.shutdown()
-        throw error
+    let outcome = await withDiscardingTaskGroup { group -> Swift.Result<Result, any Error> in
+        if configuration.lan.discoveryEnabled { group.addTask { await client.runDiscovery() } }
+        if let cloud = configuration.cloud {
+            group.addTask { await client.runCloudRefresh(interval: cloud.bindingsRefreshInterval) }
+            group.addTask { await client.runRealtime(configuration: cloud.realtimeConfiguration) }
+        }
+        group.addTask { await client.tasks.run() }
+        let outcome: Swift.Result<Result, any Error>
+        do { outcome = .success(try await body(client)) } catch { outcome = .failure(error) }
+        group.cancelAll()
+        return outcome
     }
+    await client.shutdown()
+    return try outcome.get()
 }

@@ -33,7 +33,7 @@ public final class LANDeviceServer: Sendable {
 
     /// Waits until the sockets are bound and returns their addresses.
     public func addresses() async throws(TetherError) -> LANDeviceAddresses {
-        try await bound.value()
+        try await bound.value(ifCancelled: { TetherError(.cancelled, "stopped waiting for the LAN sockets") })
     }
 
     /// Number of TCP clients connected right now.

@@ -108,14 +108,18 @@ public final class CloudRealtime: Sendable {
     /// connection may fail too: every failure is a ``CloudRealtimeEvent/disconnected(_:)``
     /// followed by another attempt.
     public func run() async {
-        let keeper = Task { await maintain(first: nil) }
-        let (cancelled, continuation) = AsyncStream<Void>.makeStream()
+        await run(first: nil)
+    }
+
+    /// Connects until cancelled (or, with `first`, until the first attempt fails), then ends
+    /// ``events()``. Cancellation closes the connection, which ends the wait for it.
+    private func run(first: AsyncPromise<Void, TetherError>?) async {
         await withTaskCancellationHandler {
-            for await _ in cancelled {}
+            await maintain(first: first)
         } onCancel: {
-            continuation.finish()
+            stop()
         }
-        await shutdown(keeper)
+        broadcast.finish()
     }
 
     /// Connects and logs in (the first connection must succeed), runs `body`, then closes.
@@ -129,24 +133,13 @@ public final class CloudRealtime: Sendable {
     ) async throws -> Result {
         let realtime = CloudRealtime(configuration: configuration, session: session, logger: logger, group: group)
         let first = AsyncPromise<Void, TetherError>()
-        let keeper = Task { await realtime.maintain(first: first) }
-        do {
-            try await first.value()
-        } catch {
-            keeper.cancel()
-            await keeper.value
-            throw error
+        // The connection is a child of this call: it ends before the call returns.
+        return try await withThrowingTaskGroup(of: Void.self) { connection in
+            connection.addTask { await realtime.run(first: first) }
+            defer { connection.cancelAll() }
+            try await first.value(ifCancelled: { TetherError(.cancelled, "cancelled while connecting") })
+            return try await body(realtime)
         }
-        defer { keeper.cancel() }
-        let result: Result
-        do {
-            result = try await body(realtime)
-        } catch {
-            await realtime.shutdown(keeper)
-            throw error
-        }
-        await realtime.shutdown(keeper)
-        return result
     }
 
     /// Pushes and connection changes from now on.
@@ -268,14 +261,17 @@ public final class CloudRealtime: Sendable {
                 attempt = 0
                 first?.resolve(.success(()))
                 broadcast.yield(.connected)
-                let heartbeat = Task { [configuration] in
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: configuration.heartbeat)
-                        self.send(.ping, on: channel)
+                await withTaskGroup(of: Void.self) { heartbeat in
+                    heartbeat.addTask { [configuration] in
+                        while true {
+                            do { try await Task.sleep(for: configuration.heartbeat) } catch { return }
+                            self.send(.ping, on: channel)
+                        }
                     }
+                    // Ends when the connection does: stop() closes it on cancellation.
+                    try? await channel.closeFuture.get()
+                    heartbeat.cancelAll()
                 }
-                try? await channel.closeFuture.get()
-                heartbeat.cancel()
                 // Every request in flight fails now: its answer cannot come on a new connection,
                 // and a stale subscription waiter would take the new connection's answer.
                 let (writes, reads, subscriptions) = state.withLock { state in
@@ -368,15 +364,13 @@ public final class CloudRealtime: Sendable {
         return channel
     }
 
-    private func shutdown(_ keeper: Task<Void, Never>) async {
+    /// No more connections; the one open now closes.
+    private func stop() {
         let channel = state.withLock { state in
             state.shutDown = true
             return state.channel
         }
-        try? await channel?.close()
-        keeper.cancel()
-        await keeper.value
-        broadcast.finish()
+        channel?.close(promise: nil)
     }
 
     // MARK: Inbound

@@ -6,8 +6,18 @@ import Synchronization
 public final class Broadcast<Element: Sendable>: Sendable {
     private struct State {
         var nextID = 0
-        var subscribers: [Int: AsyncStream<Element>.Continuation] = [:]
+        var subscribers: [Int: Subscriber] = [:]
         var finished = false
+    }
+
+    private struct Subscriber {
+        var continuation: AsyncStream<Element>.Continuation
+        /// What this subscriber sees of an element; nil: nothing.
+        var transform: @Sendable (Element) -> Element?
+
+        func deliver(_ element: Element) {
+            if let seen = transform(element) { continuation.yield(seen) }
+        }
     }
 
     private let state = Mutex(State())
@@ -21,20 +31,35 @@ public final class Broadcast<Element: Sendable>: Sendable {
     /// A new stream of the elements yielded from now on. It ends when the broadcast finishes or
     /// the consumer stops iterating.
     public func subscribe() -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(bufferSize))
+        subscribe(startingWith: [])
+    }
+
+    /// A new stream that starts with `prefix` (as it is), then has what `transform` makes of
+    /// each element yielded from now on (nil: skipped). `onTermination` runs once, when the
+    /// consumer stops iterating or the broadcast finishes.
+    public func subscribe(
+        startingWith prefix: [Element],
+        bufferSize: Int? = nil,
+        transform: @escaping @Sendable (Element) -> Element? = { $0 },
+        onTermination: @escaping @Sendable () -> Void = {}
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(bufferSize ?? self.bufferSize))
+        for element in prefix { continuation.yield(element) }
         let id: Int? = state.withLock { state in
             guard !state.finished else { return nil }
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = continuation
+            state.subscribers[id] = Subscriber(continuation: continuation, transform: transform)
             return id
         }
         guard let id else {
             continuation.finish()
+            onTermination()
             return stream
         }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+            onTermination()
         }
         return stream
     }
@@ -43,7 +68,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
     /// concurrently reach every subscriber in the same order.
     public func yield(_ element: Element) {
         state.withLock { state in
-            for subscriber in state.subscribers.values { subscriber.yield(element) }
+            for subscriber in state.subscribers.values { subscriber.deliver(element) }
         }
     }
 
@@ -57,6 +82,6 @@ public final class Broadcast<Element: Sendable>: Sendable {
             defer { state.subscribers = [:] }
             return Array(state.subscribers.values)
         }
-        for subscriber in subscribers { subscriber.finish() }
+        for subscriber in subscribers { subscriber.continuation.finish() }
     }
 }

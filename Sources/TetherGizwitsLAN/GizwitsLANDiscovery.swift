@@ -41,54 +41,58 @@ public struct GizwitsDiscoveredDevice: Hashable, Sendable {
 /// GAgent discovery (`0x0003` → `0x0004`) over UDP.
 public enum GizwitsLANDiscovery {
     /// Sends a discovery request to every target now and then every `interval` (once if nil),
-    /// and yields every answer. Answers are not de-duplicated: a device answers each round.
-    /// The socket closes when the consumer stops iterating.
+    /// and gives `body` every answer as it comes. Answers are not de-duplicated: a device
+    /// answers each round. The sockets close when `body` returns.
     ///
-    /// Throws ``TetherError/Code/bindFailed`` when the local socket cannot be opened.
-    public static func responses(
+    /// The answers' stream throws ``TetherError/Code/bindFailed`` when a local socket cannot be
+    /// opened.
+    public static func withResponses<Result: Sendable>(
         targets: [LANEndpoint],
         interval: Duration?,
         bindHost: String = "0.0.0.0",
-        group: (any EventLoopGroup)? = nil
-    ) -> AsyncThrowingStream<GizwitsDiscoveredDevice, any Error> {
+        group: (any EventLoopGroup)? = nil,
+        _ body: (AsyncThrowingStream<GizwitsDiscoveredDevice, any Error>) async throws -> Result
+    ) async throws -> Result {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: GizwitsDiscoveredDevice.self)
-        let task = Task {
-            do {
-                try await run(targets: targets, interval: interval, bindHost: bindHost, group: group ?? MultiThreadedEventLoopGroup.singleton, continuation: continuation)
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
+        let group = group ?? MultiThreadedEventLoopGroup.singleton
+        return try await withThrowingTaskGroup(of: Void.self) { probes in
+            probes.addTask {
+                do {
+                    try await run(targets: targets, interval: interval, bindHost: bindHost, group: group, continuation: continuation)
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
             }
+            defer { probes.cancelAll() }
+            return try await body(stream)
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 
     /// Collects the devices that answer within `timeout`, one entry per MAC.
     public static func discover(targets: [LANEndpoint], timeout: Duration, group: (any EventLoopGroup)? = nil) async throws -> [GizwitsDiscoveredDevice] {
-        var found: [[UInt8]: GizwitsDiscoveredDevice] = [:]
-        var order: [[UInt8]] = []
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            let stream = responses(targets: targets, interval: .milliseconds(500), group: group)
-            let (collected, collector) = AsyncStream.makeStream(of: GizwitsDiscoveredDevice.self)
-            tasks.addTask {
-                for try await device in stream { collector.yield(device) }
-                collector.finish()
-            }
-            tasks.addTask {
-                try await Task.sleep(for: timeout)
-                collector.finish()
-            }
-            for await device in collected where found.updateValue(device, forKey: device.info.mac) == nil {
-                order.append(device.info.mac)
-            }
-            tasks.cancelAll()
-            // A bind failure surfaces here; the timeout task's cancellation does not.
-            while let result = await tasks.nextResult() {
-                if case .failure(let error) = result, !(error is CancellationError) { throw error }
+        try await withResponses(targets: targets, interval: .milliseconds(500), group: group) { answers in
+            try await withThrowingTaskGroup(of: [GizwitsDiscoveredDevice]?.self) { reading in
+                reading.addTask {
+                    var found: [[UInt8]: GizwitsDiscoveredDevice] = [:]
+                    var order: [[UInt8]] = []
+                    // Ends when cancelled, with what came until then; a bind failure throws.
+                    for try await device in answers where found.updateValue(device, forKey: device.info.mac) == nil {
+                        order.append(device.info.mac)
+                    }
+                    return order.compactMap { found[$0] }
+                }
+                reading.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return nil
+                }
+                while let result = try await reading.next() {
+                    reading.cancelAll()
+                    if let devices = result { return devices }
+                }
+                return []
             }
         }
-        return order.compactMap { found[$0] }
     }
 
     /// One socket per target, so that a target the network cannot reach (NIO closes a datagram

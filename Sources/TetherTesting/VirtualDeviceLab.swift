@@ -32,12 +32,16 @@ public final class VirtualDeviceLab: Sendable {
     /// Where each device listens.
     public let addresses: [LANDeviceAddresses]
     private let logger: Logger
-    private let lanTasks: Mutex<[Task<Void, Never>?]>
+    /// Where the devices' servers and cloud links run: ended with ``withDevices``.
+    private let scope: TaskScope
+    /// Each device's LAN server, while it is on the LAN.
+    private let lanServers: Mutex<[TaskScope.Handle?]>
 
-    private init(devices: [VirtualDevice], addresses: [LANDeviceAddresses], tasks: [Task<Void, Never>?], logger: Logger) {
+    private init(devices: [VirtualDevice], addresses: [LANDeviceAddresses], servers: [TaskScope.Handle?], scope: TaskScope, logger: Logger) {
         self.devices = devices
         self.addresses = addresses
-        self.lanTasks = Mutex(tasks)
+        self.lanServers = Mutex(servers)
+        self.scope = scope
         self.logger = logger
     }
 
@@ -67,37 +71,33 @@ public final class VirtualDeviceLab: Sendable {
                 model: model, identity: identities?[index] ?? .random(productKey: model.productKey, using: &generator), bindable: bindable
             )
         }
-        var tasks: [Task<Void, Never>?] = []
-        var addresses: [LANDeviceAddresses] = []
-        var links: [Task<Void, Never>] = []
-        do {
-            for (index, device) in devices.enumerated() {
-                let ports = addresses.first.map { ($0.udpPort, $0.tcpPort) } ?? (0, 0)
-                let server = Self.server(device, host: "127.0.0.\(index + 1)", ports: ports, logger: logger)
-                let (task, bound) = Self.start(server)
-                tasks.append(task)
-                addresses.append(try await bound())
+        let scope = TaskScope()
+        // Every server and link is a child of this call: all have ended when it returns.
+        let outcome = await withDiscardingTaskGroup { group -> Swift.Result<Result, any Error> in
+            group.addTask { await scope.run() }
+            defer { group.cancelAll() }
+            do {
+                var servers: [TaskScope.Handle?] = []
+                var addresses: [LANDeviceAddresses] = []
+                for (index, device) in devices.enumerated() {
+                    let ports = addresses.first.map { ($0.udpPort, $0.tcpPort) } ?? (0, 0)
+                    let server = Self.server(device, host: "127.0.0.\(index + 1)", ports: ports, logger: logger)
+                    servers.append(scope.start { try? await server.run() })
+                    addresses.append(try await server.addresses())
+                }
+                for (index, device) in devices.enumerated() {
+                    if let configuration = cloud?[index] {
+                        let link = CloudLink(device: device, configuration: configuration, logger: logger)
+                        scope.start { await link.run() }
+                    }
+                }
+                let lab = VirtualDeviceLab(devices: devices, addresses: addresses, servers: servers, scope: scope, logger: logger)
+                return .success(try await body(lab))
+            } catch {
+                return .failure(error)
             }
-        } catch {
-            for task in tasks { task?.cancel() }
-            throw error
         }
-        for (index, device) in devices.enumerated() {
-            if let configuration = cloud?[index] {
-                let link = CloudLink(device: device, configuration: configuration, logger: logger)
-                links.append(Task { await link.run() })
-            }
-        }
-        let lab = VirtualDeviceLab(devices: devices, addresses: addresses, tasks: tasks, logger: logger)
-        defer { links.forEach { $0.cancel() } }
-        do {
-            let result = try await body(lab)
-            await lab.stop()
-            return result
-        } catch {
-            await lab.stop()
-            throw error
-        }
+        return try outcome.get()
     }
 
     /// A LAN configuration that discovers exactly these devices, quickly.
@@ -112,32 +112,23 @@ public final class VirtualDeviceLab: Sendable {
     /// Takes device `index` off the LAN (its sockets close; its cloud connection stays), to test
     /// how the app behaves when the LAN path goes.
     public func stopLAN(_ index: Int) async {
-        let task = lanTasks.withLock { tasks -> Task<Void, Never>? in
-            defer { tasks[index] = nil }
-            return tasks[index]
+        let server = lanServers.withLock { servers -> TaskScope.Handle? in
+            defer { servers[index] = nil }
+            return servers[index]
         }
-        task?.cancel()
-        await task?.value
+        server?.cancel()
+        await server?.wait()
     }
 
     /// Puts device `index` back on the LAN, on the address and ports it had (tried for a few
     /// seconds if a reconnecting client holds one for a moment).
     public func startLAN(_ index: Int) async throws {
-        guard lanTasks.withLock({ $0[index] == nil }) else { return }
+        guard lanServers.withLock({ $0[index] == nil }) else { return }
         let address = addresses[index]
         let server = Self.server(devices[index], host: address.host, ports: (address.udpPort, address.tcpPort), bindRetry: .seconds(8), logger: logger)
-        let (task, bound) = Self.start(server)
-        lanTasks.withLock { $0[index] = task }
-        _ = try await bound()
-    }
-
-    private func stop() async {
-        let tasks = lanTasks.withLock { tasks in
-            defer { tasks = tasks.map { _ in nil } }
-            return tasks
-        }
-        for task in tasks { task?.cancel() }
-        for task in tasks { await task?.value }
+        let handle = scope.start { try? await server.run() }
+        lanServers.withLock { $0[index] = handle }
+        _ = try await server.addresses()
     }
 
     private static func server(_ device: VirtualDevice, host: String, ports: (Int, Int), bindRetry: Duration = .zero, logger: Logger) -> LANDeviceServer {
@@ -148,11 +139,4 @@ public final class VirtualDeviceLab: Sendable {
         )
     }
 
-    /// Runs a server in a task; the closure waits for its addresses (or its bind failure).
-    private static func start(_ server: LANDeviceServer) -> (Task<Void, Never>, @Sendable () async throws(TetherError) -> LANDeviceAddresses) {
-        let task = Task {
-            do { try await server.run() } catch {}
-        }
-        return (task, { () async throws(TetherError) -> LANDeviceAddresses in try await server.addresses() })
-    }
 }

@@ -150,7 +150,7 @@ struct Run: AsyncParsableCommand {
                             deadline.withLock { $0 = now + .seconds(duration) }
                             start.resolve(.success(now))
                         }
-                        _ = await start.result()
+                        _ = await start.result(ifCancelled: { .success(ContinuousClock.now) })
                         var value: Int64 = 0
                         while let end = deadline.withLock({ $0 }), ContinuousClock.now < end {
                             value = (value + 1) % 101
@@ -193,7 +193,7 @@ struct Run: AsyncParsableCommand {
                 group.addTask {
                     try await MQTTClient.withClient(configuration: device.idleConfiguration(port: mqtt), logger: logger) { _ in
                         connected.withLock { $0 += 1 }
-                        _ = await release.result()
+                        _ = await release.result(ifCancelled: { .success(()) })
                     }
                 }
             }

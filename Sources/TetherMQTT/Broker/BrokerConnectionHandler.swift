@@ -36,6 +36,9 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     private var aliases: TopicAliases?
     private var flushScheduled = false
     private var connectTimeout: Scheduled<Void>?
+    /// The authentication hook's call: the one task a connection owns, bridging the async hook
+    /// into this event-loop handler; cancelled when the handler goes.
+    private var authentication: Task<Void, Never>?
     private var closeReason = MQTTBrokerEvent.DisconnectReason.connectionLost
     /// Bytes received and not yet decoded.
     private var inbound: ByteBuffer?
@@ -90,6 +93,8 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        authentication?.cancel()
+        authentication = nil
         // The reference holds this handler: keeping it would keep both alive for good.
         reference = nil
     }
@@ -302,13 +307,14 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         let hooks = core.hooks
         let bound = NIOLoopBound(self, eventLoop: context!.eventLoop)
         let eventLoop = context!.eventLoop
-        Task {
+        authentication = Task {
             let result = await hooks.authenticate(request)
             eventLoop.execute { bound.value.completeConnect(result) }
         }
     }
 
     private func completeConnect(_ result: MQTTAuthentication) {
+        authentication = nil
         guard case .authenticating(let connect, let pending) = phase, let context, !closing else { return }
         connectTimeout?.cancel()
         connectTimeout = nil

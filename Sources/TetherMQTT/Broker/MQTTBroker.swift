@@ -38,7 +38,7 @@ public final class MQTTBroker: Sendable {
     /// The addresses the listeners are bound to, once they are (ports chosen by the system
     /// when 0 was given).
     public func addresses() async throws(MQTTError) -> [SocketAddress] {
-        try await bound.value()
+        try await bound.value(ifCancelled: { MQTTError(.cancelled, "stopped waiting for the listeners") })
     }
 
     /// Open network connections right now.

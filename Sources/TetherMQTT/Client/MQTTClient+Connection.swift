@@ -24,9 +24,10 @@ extension MQTTClient {
                     try? await channel.close()
                     throw error
                 }
-                established(on: channel, connack: connack)
+                let restore = established(on: channel, connack: connack)
                 firstConnection.resolve(.success(()))
                 attempt = 0
+                await restoreSubscriptions(restore)
                 try? await channel.closeFuture.get()
             } catch {
                 guard firstConnection.isResolved else {
@@ -166,7 +167,8 @@ extension MQTTClient {
 
     /// The session is up: record the channel, then resend what the broker has not acknowledged
     /// (a resumed session) or requeue it and subscribe again (a new session).
-    private func established(on channel: any Channel, connack: MQTTConnAck) {
+    /// Returns the subscriptions to make again (a new session forgot them).
+    private func established(on channel: any Channel, connack: MQTTConnAck) -> [MQTTTopicSubscription] {
         let (packets, restore) = state.withLock { state -> ([MQTTPacket], [MQTTTopicSubscription]) in
             state.channel = channel
             state.connected = true
@@ -207,12 +209,13 @@ extension MQTTClient {
         }
         eventBroadcast.yield(.connected(sessionPresent: connack.sessionPresent))
         send(packets, on: channel)
-        if !restore.isEmpty {
-            Task {
-                do { _ = try await sendSubscribe(restore) } catch {
-                    logger.warning("subscriptions could not be restored after reconnecting", metadata: ["mqtt.error": "\(error)"])
-                }
-            }
+        return restore
+    }
+
+    private func restoreSubscriptions(_ subscriptions: [MQTTTopicSubscription]) async {
+        guard !subscriptions.isEmpty else { return }
+        do { _ = try await sendSubscribe(subscriptions) } catch {
+            logger.warning("subscriptions could not be restored after reconnecting", metadata: ["mqtt.error": "\(error)"])
         }
     }
 
@@ -327,7 +330,8 @@ extension MQTTClient {
 
     // MARK: Shutdown
 
-    func shutdown(manager: Task<Void, Never>) async {
+    /// Says DISCONNECT and closes the connection; the connection's task then ends.
+    func disconnect() async {
         let channel = state.withLock { state -> (any Channel)? in
             state.shutDown = true
             return state.connected ? state.channel : nil
@@ -336,8 +340,19 @@ extension MQTTClient {
             send([.disconnect(MQTTReasonPacket())], on: channel)
             try? await channel.close()
         }
-        manager.cancel()
-        await manager.value
+    }
+
+    /// Closes the connection at once (cancellation: no DISCONNECT, no waiting).
+    func closeConnection() {
+        let channel = state.withLock { state -> (any Channel)? in
+            state.shutDown = true
+            return state.channel
+        }
+        channel?.close(promise: nil)
+    }
+
+    /// After the connection's task ended: whatever still waits fails, the streams end.
+    func finish() {
         failEverythingPending(MQTTError(.cancelled, "the client shut down"))
         messageBroadcast.finish()
         eventBroadcast.finish()

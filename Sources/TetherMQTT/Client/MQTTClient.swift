@@ -89,23 +89,29 @@ public final class MQTTClient: Sendable {
     ) async throws -> Result {
         let client = MQTTClient(configuration: configuration, logger: logger, group: group ?? MultiThreadedEventLoopGroup.singleton)
         let firstConnection = AsyncPromise<Void, MQTTError>()
-        let manager = Task { await client.maintainConnection(firstConnection: firstConnection) }
-        do {
-            try await firstConnection.value()
-        } catch {
-            manager.cancel()
-            await manager.value
-            throw error
+        // The connection is a child of this call: it ends before the call returns.
+        return try await withThrowingTaskGroup(of: Void.self) { connection in
+            connection.addTask {
+                await withTaskCancellationHandler {
+                    await client.maintainConnection(firstConnection: firstConnection)
+                } onCancel: {
+                    client.closeConnection()
+                }
+            }
+            let outcome: Swift.Result<Result, any Error>
+            do {
+                try await firstConnection.value(ifCancelled: { MQTTError(.cancelled, "cancelled while connecting") })
+                outcome = .success(try await body(client))
+                await client.disconnect()
+            } catch {
+                outcome = .failure(error)
+                await client.disconnect()
+            }
+            connection.cancelAll()
+            try? await connection.waitForAll()
+            client.finish()
+            return try outcome.get()
         }
-        let result: Result
-        do {
-            result = try await body(client)
-        } catch {
-            await client.shutdown(manager: manager)
-            throw error
-        }
-        await client.shutdown(manager: manager)
-        return result
     }
 
     /// Whether the client has a connection right now.
@@ -119,21 +125,20 @@ public final class MQTTClient: Sendable {
     /// stream or subscription was listening (those of a resumed session come right after
     /// CONNACK) start the first stream, up to `maximumQueuedMessages` of them.
     public func messages() -> AsyncStream<MQTTMessage> {
-        let (updates, backlog) = state.withLock { state -> (AsyncStream<MQTTMessage>, [MQTTMessage]) in
+        // Under the lock, so that no message falls between the backlog and the subscription.
+        // (The broadcast finishes only after `shutDown`, so a subscription made here is live
+        // and its termination never runs inside this lock.)
+        state.withLock { state in
+            guard !state.shutDown else {
+                let (stream, continuation) = AsyncStream.makeStream(of: MQTTMessage.self)
+                continuation.finish()
+                return stream
+            }
             state.messageConsumers += 1
             defer { state.backlog.removeAll() }
-            return (messageBroadcast.subscribe(), Array(state.backlog))
-        }
-        return AsyncStream(bufferingPolicy: .bufferingNewest(10_000)) { continuation in
-            for message in backlog { continuation.yield(message) }
-            let task = Task {
-                for await message in updates { continuation.yield(message) }
-                continuation.finish()
-            }
-            continuation.onTermination = { [self] _ in
-                task.cancel()
-                state.withLock { $0.messageConsumers -= 1 }
-            }
+            return messageBroadcast.subscribe(startingWith: Array(state.backlog), bufferSize: 10_000, onTermination: { [self] in
+                self.state.withLock { $0.messageConsumers -= 1 }
+            })
         }
     }
 
@@ -272,10 +277,9 @@ public final class MQTTClient: Sendable {
         guard unsubscribe, let removed else { return }
         let filters = removed.subscriptions.map(\.filter).filter { !stillUsed.contains($0) }
         guard !filters.isEmpty, isConnected else { return }
-        // Runs even when the caller was cancelled, so that the broker forgets the filters.
-        await Task {
-            _ = try? await self.request { id in .unsubscribe(MQTTUnsubscribe(packetID: id, filters: filters)) }
-        }.value
+        // A request is bounded by `requestTimeout` and does not stop for cancellation, so the
+        // broker forgets the filters even when the caller was cancelled.
+        _ = try? await request { id in .unsubscribe(MQTTUnsubscribe(packetID: id, filters: filters)) }
     }
 
     /// Sends a packet that needs a packet identifier and waits for its acknowledgement, at most

@@ -68,7 +68,7 @@ public final class PostgresClusterBus: ClusterBus {
     public func events() -> AsyncStream<ClusterEvent> { broadcast.subscribe() }
 
     /// Resolves once the node listens (events published before then may not arrive here).
-    public func ready() async { await listening.result().get() }
+    public func ready() async { await listening.result(ifCancelled: { .success(()) }).get() }
 
     /// Listens until the service group shuts down, reconnecting when the connection drops.
     public func run() async throws {

@@ -21,7 +21,7 @@ public struct MetricsListener: Service {
     }
 
     /// Where it listens, once it does; nil if it could not.
-    public func listeningAddress() async -> SocketAddress? { await bound.value() }
+    public func listeningAddress() async -> SocketAddress? { await bound.result(ifCancelled: { .success(nil) }).get() }
 
     public func run() async throws {
         let router = Router()

@@ -6,6 +6,9 @@ public import PostgresNIO
 public final class PostgresEngine: SQLDatabase {
     public let dialect = SQLDialect.postgres
     private let client: PostgresClient
+    /// PostgresClient's `run()`: the pool lives while it runs. The engine owns this task (the
+    /// one the SQLDatabase interface cannot scope: a database is opened and closed, not run)
+    /// and ends it in ``close()``.
     private let runTask: Task<Void, Never>
     private let logger: Logger
 
