@@ -175,6 +175,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TetherCloudProtocolTests", dependencies: ["TetherCloudProtocol", "TetherCore"]),
+        .testTarget(name: "TetherTests", dependencies: ["Tether"]),
         .testTarget(
             name: "TetherMQTTTests",
             dependencies: [

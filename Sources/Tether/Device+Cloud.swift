@@ -14,7 +14,7 @@ public enum Reachability: String, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// What the cloud says about a device the user is bound to.
-struct CloudPresence: Sendable, Equatable {
+struct CloudPresence: Hashable, Sendable {
     var isOnline: Bool
     var remark: String
     var alias: String
@@ -25,36 +25,27 @@ struct CloudPresence: Sendable, Equatable {
 
 extension Device {
     /// Whether the user is bound to the device in the cloud.
-    public var isBound: Bool { state.withLock { $0.cloud != nil } }
+    public var isBound: Bool { state.withLock { $0.path.isBound } }
 
     /// Whether the cloud says the device is connected to it (for bound devices).
-    public var isOnlineInCloud: Bool { state.withLock { $0.cloud?.isOnline ?? false } }
+    public var isOnlineInCloud: Bool { state.withLock { $0.path.isOnlineInCloud } }
 
     /// The user's name for the device in the cloud (`dev_alias`), when bound.
-    public var alias: String? { state.withLock { $0.cloud?.alias } }
+    public var alias: String? { state.withLock { $0.path.binding?.alias } }
 
     /// The user's remark for the device in the cloud, when bound.
-    public var remark: String? { state.withLock { $0.cloud?.remark } }
+    public var remark: String? { state.withLock { $0.path.binding?.remark } }
 
     /// The paths that reach the device now.
-    public var reachability: Reachability {
-        state.withLock { state in
-            switch (state.onLAN, state.cloud?.isOnline == true) {
-            case (true, true): return .both
-            case (true, false): return .lan
-            case (false, true): return .cloud
-            case (false, false): return .none
-            }
-        }
-    }
+    public var reachability: Reachability { state.withLock { $0.path.reachability } }
 
     /// Whether the device belongs in the list: seen on the LAN (now or before), added by
     /// address, or bound in the cloud.
-    var isListed: Bool { state.withLock { $0.endpoint != nil || $0.cloud != nil } }
+    var isListed: Bool { state.withLock { $0.endpoint != nil || $0.path.isBound } }
 
     /// Records what the cloud's binding list says (nil: not bound any more).
     func updateCloud(_ device: CloudDevice?) {
-        let changed = state.withLock { state -> Bool in
+        updatePath { state in
             let presence = device.map {
                 CloudPresence(isOnline: $0.isOnline, remark: $0.remark, alias: $0.alias, role: $0.role, productName: $0.productName, passcode: $0.passcode)
             }
@@ -64,13 +55,8 @@ extension Device {
                 if state.mac == nil, !device.mac.isEmpty { state.mac = Device.displayMAC(device.mac) }
                 if state.passcode == nil, !device.passcode.isEmpty { state.passcode = device.passcode }
             }
-            guard state.cloud != presence else { return false }
-            state.cloud = presence
-            // Not bound any more: the cloud no longer carries the subscription.
-            if presence == nil { state.session?.cloud = false }
-            return true
+            return [.binding(presence)]
         }
-        if changed { updateNetStatus(force: true) }
     }
 
     /// `ac:cf:23:50:d4:46`, from any spelling of a MAC address (anything else as it is).

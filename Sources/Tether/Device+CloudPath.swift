@@ -20,14 +20,9 @@ enum ControlRoute {
 
 extension Device {
     /// The path requests take now; nil when the device is not controllable.
-    public var controlPath: ControlPath? {
-        let (connected, cloud, online) = state.withLock { ($0.session?.connection?.isActive == true, $0.session?.cloud == true, $0.cloud?.isOnline == true) }
-        if connected { return .lan }
-        if cloud, online, link?.connected != nil { return .cloud }
-        return nil
-    }
+    public var controlPath: ControlPath? { state.withLock { $0.path.controlPath } }
 
-    var isConnectedOnLAN: Bool { state.withLock { $0.session?.connection?.isActive == true } }
+    var isConnectedOnLAN: Bool { state.withLock { $0.path.isConnectedOnLAN } }
 
     /// A subscription: the cloud is attached while the LAN is dialled, so that neither waits for
     /// the other; the LAN session consults the attachment when it cannot log in.
@@ -46,7 +41,7 @@ extension Device {
     @discardableResult
     func attachCloud() async -> TetherError? {
         guard let link else { return nil }
-        let (did, token, bound) = state.withLock { ($0.did, $0.session?.firstLogin, $0.cloud != nil) }
+        let (did, token, bound) = state.withLock { ($0.did, $0.session?.firstLogin, $0.path.isBound) }
         guard let token, bound, !did.isEmpty else { return nil }
         guard let realtime = await link.connected(within: lan.requestTimeout) else {
             return TetherError(.connectionFailed, "the cloud's real-time connection is not up")
@@ -58,35 +53,42 @@ extension Device {
         } catch {
             return error
         }
-        state.withLock { state in
-            if state.session?.firstLogin === token, state.cloud != nil {
-                state.session?.cloud = true
-            } else if state.session == nil || state.cloud == nil {
+        updatePath { state in
+            if state.session?.firstLogin === token, state.path.isBound {
+                // The subscription's answer shows the connection is up.
+                return [.cloudLink(up: true), .cloudSubscription(carried: true)]
+            }
+            if state.session == nil || !state.path.isBound {
                 // Unsubscribed meanwhile. Under the lock, so that a newer subscription cannot
                 // attach between the check and this.
                 realtime.unsubscribe(did)
             }
+            return []
         }
-        updateNetStatus()
         return nil
     }
 
     /// A binding appeared for a subscribed device that the cloud does not carry yet (bound after
     /// subscribing, or the bindings arrived after the real-time connection): attach it now.
     func attachCloudIfSubscribed() async {
-        guard state.withLock({ $0.session != nil && $0.session?.cloud == false && $0.cloud != nil }) else { return }
+        guard state.withLock({ $0.path.isSubscribed && !$0.path.isCarriedByCloud && $0.path.isBound }) else { return }
         guard await attachCloud() == nil else { return }
         await resyncThroughCloud()
     }
 
     /// The cloud's connection ended (logout): the subscription is on the LAN alone.
     func detachCloud() {
-        state.withLock { $0.session?.cloud = false }
-        updateNetStatus()
+        apply(.cloudLink(up: false), .cloudSubscription(carried: false))
     }
 
     func cloudCarries(_ token: AsyncPromise<Void, TetherError>) -> Bool {
-        state.withLock { $0.session?.firstLogin === token && $0.session?.cloud == true }
+        state.withLock { $0.session?.firstLogin === token && $0.path.isCarriedByCloud }
+    }
+
+    /// With the cloud carrying the subscription `token` stands for, the device is waited for
+    /// on the LAN rather than dialled (gone from the LAN, or never seen there).
+    func waitsForLAN(_ token: AsyncPromise<Void, TetherError>) -> Bool {
+        state.withLock { $0.session?.firstLogin === token && $0.path.isCarriedByCloud && ($0.endpoint == nil || $0.path.waitsForLAN) }
     }
 
     /// The LAN cannot establish the subscription but the cloud carries it.
@@ -99,7 +101,7 @@ extension Device {
     /// Reads the status through the cloud when the LAN is not connected, so that the app does not
     /// show values from before a change of path or a reconnection.
     func resyncThroughCloud() async {
-        guard !isConnectedOnLAN, state.withLock({ $0.session?.cloud == true }), let realtime = link?.connected else { return }
+        guard state.withLock({ $0.path.readsThroughCloud }), let realtime = link?.connected else { return }
         do throws(TetherError) {
             _ = try await readThroughCloud(realtime)
         } catch {
@@ -168,12 +170,7 @@ extension Device {
     }
 
     func cloudPresenceChanged(online: Bool) {
-        let changed = state.withLock { state -> Bool in
-            guard state.cloud != nil, state.cloud?.isOnline != online else { return false }
-            state.cloud?.isOnline = online
-            return true
-        }
-        if changed { updateNetStatus(force: true) }
+        apply(.cloudPresence(online: online))
     }
 
     // MARK: Binding
@@ -207,10 +204,7 @@ extension Device {
         let account = link.account
         let unbound = try await account.withSession { session throws(TetherError) in try await account.api.unbind(session, dids: [did]) }
         guard unbound.contains(did) else { throw TetherError(.cloudRefused, "the cloud did not unbind \(did)", cloudCode: 9017) }
-        state.withLock { state in
-            state.session?.cloud = false
-            link.realtime?.unsubscribe(did)
-        }
+        link.realtime?.unsubscribe(did)
         updateCloud(nil)
         await link.bindingsDidChange()
     }
@@ -222,12 +216,6 @@ extension Device {
         let did = self.did
         let account = link.account
         try await account.withSession { session throws(TetherError) in try await account.api.updateBinding(session, did: did, remark: remark, alias: alias) }
-        let changed = state.withLock { state -> Bool in
-            guard state.cloud != nil else { return false }
-            if let remark { state.cloud?.remark = remark }
-            if let alias { state.cloud?.alias = alias }
-            return true
-        }
-        if changed { updateNetStatus(force: true) }
+        apply(.customInfo(remark: remark, alias: alias))
     }
 }

@@ -22,16 +22,20 @@ extension Device {
     public func subscribe(passcode: String? = nil) async throws(TetherError) {
         await ensureModel()
         let promise = AsyncPromise<Void, TetherError>()
-        let started = state.withLock { state -> AsyncPromise<Void, TetherError>? in
+        var started: AsyncPromise<Void, TetherError>?
+        updatePath { state in
             if let passcode { state.passcode = passcode }
-            if let session = state.session { return session.firstLogin }
+            if let session = state.session {
+                started = session.firstLogin
+                return []
+            }
             state.session = Subscription(work: nil, connection: nil, firstLogin: promise)
-            return nil
+            return [.subscribed]
         }
         if let started {
             return try await started.value(ifCancelled: { TetherError(.cancelled, "cancelled while subscribing") })
         }
-        let work = tasks.start(ifNotRun: { promise.resolve(.failure(TetherError(.cancelled, "the client has shut down"))) }) {
+        let work = tasks.start(ifNotRun: { self.subscriptionFailed(promise, TetherError(.cancelled, "the client has shut down")) }) {
             await self.runSubscription(established: promise)
         }
         state.withLock { if $0.session?.firstLogin === promise { $0.session?.work = work } }
@@ -40,18 +44,30 @@ extension Device {
 
     /// Ends the subscription on both paths and closes the LAN connection.
     public func unsubscribe() async {
-        let session = state.withLock { state -> Subscription? in
-            defer { state.session = nil }
-            return state.session
+        var ended: (session: Subscription?, carriedByCloud: Bool) = (nil, false)
+        updatePath { state in
+            ended = (state.session, state.path.isCarriedByCloud)
+            state.session = nil
+            return [.unsubscribed]
         }
-        if session?.cloud == true, let realtime = link?.realtime {
+        if ended.carriedByCloud, let realtime = link?.realtime {
             // Under the lock: a subscription made after this one must keep its cloud feed.
             state.withLock { if $0.session == nil { realtime.unsubscribe(did) } }
         }
-        session?.work?.cancel()
-        await session?.connection?.close()
-        await session?.work?.wait()
-        updateNetStatus()
+        ended.session?.work?.cancel()
+        await ended.session?.connection?.close()
+        await ended.session?.work?.wait()
+    }
+
+    /// The subscription `token` stands for could not be established on either path: it ends, and
+    /// subscribe() throws `error`.
+    func subscriptionFailed(_ token: AsyncPromise<Void, TetherError>, _ error: TetherError) {
+        updatePath { state in
+            guard state.session?.firstLogin === token else { return [] }
+            state.session = nil
+            return [.unsubscribed]
+        }
+        token.resolve(.failure(error))
     }
 
     /// Writes data points, on the LAN when the device is connected there, through the cloud
@@ -150,7 +166,7 @@ extension Device {
     /// device is subscribed there and online.
     func requirePath() throws(TetherError) -> ControlRoute {
         let (subscribed, connection, cloud, online, bound) = state.withLock {
-            ($0.session != nil, $0.session?.connection, $0.session?.cloud == true, $0.cloud?.isOnline == true, $0.cloud != nil)
+            ($0.session != nil, $0.session?.connection, $0.path.isCarriedByCloud, $0.path.isOnlineInCloud, $0.path.isBound)
         }
         guard subscribed else { throw TetherError(.notControllable, "device \(id) is not subscribed") }
         if let connection, connection.isActive { return .lan(connection) }

@@ -14,7 +14,7 @@ extension Device {
         var generator = SystemRandomNumberGenerator()
         var attempt = 0
         while !Task.isCancelled {
-            if cloudCarries(firstLogin), lanEndpoint == nil || !isOnLAN {
+            if waitsForLAN(firstLogin) {
                 await settleOnCloud(firstLogin)
                 do { try await Task.sleep(for: lan.discoveryInterval) } catch { break }
                 continue
@@ -33,7 +33,7 @@ extension Device {
                         throw error
                     }
                 }
-                updateNetStatus()
+                updatePath { $0.session?.firstLogin === firstLogin ? [.lanSession(up: true)] : [] }
                 attempt = 0
                 await withDiscardingTaskGroup { group in
                     if !firstLogin.isResolved {
@@ -47,7 +47,6 @@ extension Device {
                     await serve(connection)
                 }
                 _ = setConnection(nil, for: firstLogin)
-                updateNetStatus()
                 logger.debug("device link lost, reconnecting", metadata: ["tether.device": "\(id)"])
                 if cloudCarries(firstLogin) { await resyncThroughCloud() }
             } catch {
@@ -58,12 +57,8 @@ extension Device {
                     await settleOnCloud(firstLogin)
                 } else if !firstLogin.isResolved {
                     // Neither path: subscribe() fails and there is nothing to keep alive.
-                    state.withLock { state in
-                        if state.session?.firstLogin === firstLogin { state.session = nil }
-                    }
-                    updateNetStatus()
                     let lanUnknown = error.code == .deviceOffline
-                    firstLogin.resolve(.failure(lanUnknown ? cloudError ?? error : error))
+                    subscriptionFailed(firstLogin, lanUnknown ? cloudError ?? error : error)
                     return
                 }
                 logger.debug("device reconnection failed", metadata: ["tether.device": "\(id)", "tether.error": "\(error)"])
@@ -79,13 +74,18 @@ extension Device {
     }
 
     /// Records the connection of the subscription `token` stands for; false when that
-    /// subscription has ended (an unsubscribe, or a newer subscribe, came in between).
+    /// subscription has ended (an unsubscribe, or a newer subscribe, came in between). The path
+    /// counts a new connection only once the status is read (`.lanSession(up: true)`); a
+    /// connection that ends takes the LAN path with it at once.
     private func setConnection(_ connection: GizwitsLANClient?, for token: AsyncPromise<Void, TetherError>) -> Bool {
-        state.withLock { state in
-            guard state.session?.firstLogin === token else { return false }
+        var current = false
+        updatePath { state in
+            guard state.session?.firstLogin === token else { return [] }
+            current = true
             state.session?.connection = connection
-            return true
+            return connection == nil ? [.lanSession(up: false)] : []
         }
+        return current
     }
 
     private func connectAndLogin() async throws(TetherError) -> GizwitsLANClient {

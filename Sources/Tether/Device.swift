@@ -39,29 +39,26 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         var productKey: String
         var mac: String?
         var endpoint: LANEndpoint?
-        var onLAN: Bool
+        /// Presence on each path and the subscription's hold on them: what the net status and
+        /// the control path are derived from.
+        var path: DevicePath
         var lastSeen: ContinuousClock.Instant?
         var status = DeviceStatus()
-        var netStatus = NetStatus.offline
         var passcode: String?
         var session: Subscription?
         var nextSN: UInt32 = 1
         var snInFlight: Set<UInt32> = []
-        /// What the cloud says, when the user is bound to the device.
-        var cloud: CloudPresence?
         /// Writes through the cloud waiting for the report that answers their sn.
         var cloudWrites: [UInt32: AsyncPromise<DeviceStatus?, TetherError>] = [:]
     }
 
     /// A subscription: the work that keeps the LAN connection up (a child of the client's
-    /// scope), the connection when it is, and whether the cloud passes the device's reports on.
+    /// scope) and the connection when it is. Which paths it holds is in ``State/path``.
     struct Subscription {
         var work: TaskScope.Handle?
         var connection: GizwitsLANClient?
         /// Resolved when the subscription is established on either path, or has failed.
         let firstLogin: AsyncPromise<Void, TetherError>
-        /// Subscribed through the cloud's real-time connection.
-        var cloud = false
     }
 
     let state: Mutex<State>
@@ -75,9 +72,10 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         self.tasks = tasks
         self.logger = logger
         self.onNetStatusChange = onNetStatusChange
-        var initial = State(did: did, productKey: productKey, mac: mac, endpoint: endpoint, onLAN: onLAN, lastSeen: onLAN ? .now : nil)
-        initial.netStatus = onLAN ? .online : .offline
-        self.state = Mutex(initial)
+        self.state = Mutex(State(
+            did: did, productKey: productKey, mac: mac, endpoint: endpoint,
+            path: DevicePath(onLAN: onLAN, cloudLinkUp: link?.connected != nil), lastSeen: onLAN ? .now : nil
+        ))
     }
 
     /// Takes `model` when the device has none and it is the device's product's; true when it did.
@@ -97,7 +95,7 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
     func ensureModel() async {
         guard model == nil, let modelSource, !productKey.isEmpty else { return }
         guard let model = await modelSource(productKey), adopt(model), isSubscribed else { return }
-        if let connection = state.withLock({ $0.session?.connection }), connection.isActive, let codec {
+        if let connection = state.withLock({ $0.path.isConnectedOnLAN ? $0.session?.connection : nil }), let codec {
             _ = try? await readStatus(codec: codec, on: connection)
         } else {
             await resyncThroughCloud()
@@ -114,12 +112,12 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
     /// Where the device's TCP control channel is, when known.
     public var lanEndpoint: LANEndpoint? { state.withLock { $0.endpoint } }
     /// Whether the device answered discovery recently (or was added by address).
-    public var isOnLAN: Bool { state.withLock { $0.onLAN } }
+    public var isOnLAN: Bool { state.withLock { $0.path.onLAN } }
     /// Whether the device can be reached and controlled now; changes arrive as
     /// ``DeviceEvent/netStatus(_:)`` events.
-    public var netStatus: NetStatus { state.withLock { $0.netStatus } }
+    public var netStatus: NetStatus { state.withLock { $0.path.netStatus } }
     /// Whether ``subscribe(passcode:)`` succeeded and ``unsubscribe()`` has not been called since.
-    public var isSubscribed: Bool { state.withLock { $0.session != nil } }
+    public var isSubscribed: Bool { state.withLock { $0.path.isSubscribed } }
     /// The latest known value of every data point the device has reported.
     public var status: DeviceStatus { state.withLock { $0.status } }
 
@@ -147,52 +145,47 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
 
     /// Records a discovery answer.
     func sawOnLAN(did: String, productKey: String, endpoint: LANEndpoint) {
-        state.withLock { state in
+        updatePath { state in
             state.did = did
             state.productKey = productKey
             state.endpoint = endpoint
-            state.onLAN = true
             state.lastSeen = .now
+            return [.seenOnLAN]
         }
-        updateNetStatus()
     }
 
     /// Marks the device as gone from the LAN when it has not answered for `timeout`. A device
     /// added by address is not discovered, so it never expires.
     func expirePresence(after timeout: Duration, now: ContinuousClock.Instant) {
         guard mac != nil else { return }
-        let expired = state.withLock { state -> Bool in
-            guard state.onLAN, let lastSeen = state.lastSeen, now - lastSeen > timeout else { return false }
-            state.onLAN = false
-            return true
+        updatePath { state in
+            guard state.path.onLAN, let lastSeen = state.lastSeen, now - lastSeen > timeout else { return [] }
+            return [.goneFromLAN]
         }
-        if expired { updateNetStatus() }
     }
 
-    /// Recomputes ``netStatus``; the list is published when it changed, or when `force` (a
-    /// change the list shows that is not the net status, such as the binding).
-    func updateNetStatus(force: Bool = false) {
-        let cloudUp = link?.connected != nil
-        let changed = state.withLock { state -> NetStatus? in
-            let status: NetStatus
-            if state.session?.connection?.isActive == true {
-                status = .controllable
-            } else if cloudUp, state.session?.cloud == true, state.cloud?.isOnline == true {
-                status = .controllable
-            } else if state.onLAN || state.cloud?.isOnline == true {
-                status = .online
-            } else {
-                status = .offline
-            }
-            guard status != state.netStatus else { return nil }
-            state.netStatus = status
-            // Under the lock, so that two changes racing each other are reported in order.
-            emit(.netStatus(status))
-            return status
+    /// Changes the state with `body` and applies the path events it returns, under the lock;
+    /// then says what changed: a new net status to the device's listeners (under the lock, so
+    /// that two changes racing each other are reported in order) and the client, or only the
+    /// client when the list shows something else new (the binding).
+    func updatePath(_ body: (inout State) -> [DevicePath.Event]) {
+        let action = state.withLock { state -> DevicePath.Action? in
+            let action = state.path.handle(body(&state))
+            if case .announce(let status) = action { emit(.netStatus(status)) }
+            return action
         }
-        if let changed {
-            logger.debug("device net status changed", metadata: ["tether.device": "\(id)", "tether.netStatus": "\(changed)"])
+        switch action {
+        case .announce(let status):
+            logger.debug("device net status changed", metadata: ["tether.device": "\(id)", "tether.netStatus": "\(status)"])
+            onNetStatusChange(self, status)
+        case .publishList:
+            onNetStatusChange(self, nil)
+        case nil:
+            break
         }
-        if changed != nil || force { onNetStatusChange(self, changed) }
+    }
+
+    func apply(_ events: DevicePath.Event...) {
+        updatePath { _ in events }
     }
 }

@@ -159,6 +159,8 @@ extension TetherClient {
     private func handle(_ event: CloudRealtimeEvent) async {
         switch event {
         case .connected:
+            let up = link?.connected != nil
+            for device in allDevices { device.apply(.cloudLink(up: up)) }
             // Subscriptions made before this login, or while the connection was down, move onto
             // it; every device the LAN does not carry reads its status again.
             await withTaskGroup(of: Void.self) { group in
@@ -169,10 +171,9 @@ extension TetherClient {
                     }
                 }
             }
-            for device in allDevices { device.updateNetStatus() }
             eventBroadcast.yield(.cloudConnected)
         case .disconnected(let error):
-            for device in allDevices { device.updateNetStatus() }
+            for device in allDevices { device.apply(.cloudLink(up: false)) }
             eventBroadcast.yield(.cloudDisconnected(error))
         case .status(let did, let attrs, let sn):
             device(did: did)?.cloudReported(attrs, sn: sn)

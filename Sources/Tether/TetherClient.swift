@@ -153,7 +153,12 @@ public final class TetherClient: Sendable {
             for key in keys.dropFirst() { state.aliases[key] = id }
             return (device, true)
         }
-        if added { publishList() }
+        if added {
+            // The connection may have come up while the device was made, before the client's
+            // handler could see it.
+            device.apply(.cloudLink(up: link?.connected != nil))
+            publishList()
+        }
         return device
     }
 
