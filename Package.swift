@@ -175,7 +175,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TetherCloudProtocolTests", dependencies: ["TetherCloudProtocol", "TetherCore"]),
-        .testTarget(name: "TetherTests", dependencies: ["Tether"]),
+        .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherCloudClient", "TetherCloudProtocol", "TetherCore"]),
         .testTarget(
             name: "TetherMQTTTests",
             dependencies: [

@@ -29,11 +29,11 @@ extension Device {
                     do throws(TetherError) {
                         _ = try await readStatus(codec: codec, on: connection)
                     } catch {
+                        _ = setConnection(nil, for: firstLogin)
                         await connection.close()
                         throw error
                     }
                 }
-                updatePath { $0.session?.firstLogin === firstLogin ? [.lanSession(up: true)] : [] }
                 attempt = 0
                 await withDiscardingTaskGroup { group in
                     if !firstLogin.isResolved {
@@ -74,16 +74,16 @@ extension Device {
     }
 
     /// Records the connection of the subscription `token` stands for; false when that
-    /// subscription has ended (an unsubscribe, or a newer subscribe, came in between). The path
-    /// counts a new connection only once the status is read (`.lanSession(up: true)`); a
-    /// connection that ends takes the LAN path with it at once.
+    /// subscription has ended (an unsubscribe, or a newer subscribe, came in between). The LAN
+    /// path is up from the login on, so that the status read right after it already shows it
+    /// (an app watching `controlPath` sees the move back to the LAN with that report).
     private func setConnection(_ connection: GizwitsLANClient?, for token: AsyncPromise<Void, TetherError>) -> Bool {
         var current = false
         updatePath { state in
             guard state.session?.firstLogin === token else { return [] }
             current = true
             state.session?.connection = connection
-            return connection == nil ? [.lanSession(up: false)] : []
+            return [.lanSession(up: connection != nil)]
         }
         return current
     }

@@ -8,7 +8,7 @@
 struct DevicePath: Hashable, Sendable {
     /// The paths a subscription holds.
     struct Hold: Hashable, Sendable {
-        /// Logged in on the LAN, with the status read.
+        /// Logged in on the LAN.
         var lan = false
         /// Subscribed on the cloud's real-time connection.
         var cloud = false

@@ -73,19 +73,16 @@ public final class CloudRealtime: Sendable {
     let group: any EventLoopGroup
     private let broadcast = Broadcast<CloudRealtimeEvent>(bufferSize: 4096)
 
+    private typealias Machine = CloudRealtimeStateMachine<
+        AsyncPromise<M2MLoginResult, TetherError>, AsyncPromise<M2MSubscribeResult, TetherError>,
+        AsyncPromise<CloudWriteAcknowledgement, TetherError>, AsyncPromise<JSONObject, TetherError>
+    >
+
     private struct State {
+        /// The protocol: phase, subscriptions, requests waiting for their answers.
+        var machine = Machine()
+        /// The socket of the connection the machine's phase describes.
         var channel: (any Channel)?
-        var subscribed: Set<String> = []
-        /// The connection's own `req_sn`s: callers' sequence numbers (one per device, each
-        /// starting at 1) would collide on the shared connection.
-        var nextSN = 1
-        var writes: [Int: (did: String, sn: Int, promise: AsyncPromise<CloudWriteAcknowledgement, TetherError>)] = [:]
-        /// Acknowledged writes whose report has not come yet: wire `req_sn` → the caller's.
-        var acknowledgedWrites: [Int: (did: String, sn: Int)] = [:]
-        var reads: [Int: AsyncPromise<JSONObject, TetherError>] = [:]
-        var login: AsyncPromise<M2MLoginResult, TetherError>?
-        var subscribe: [AsyncPromise<M2MSubscribeResult, TetherError>] = []
-        var shutDown = false
     }
 
     private let state = Mutex(State())
@@ -146,7 +143,7 @@ public final class CloudRealtime: Sendable {
     public func events() -> AsyncStream<CloudRealtimeEvent> { broadcast.subscribe() }
 
     /// Whether the connection is up and logged in now.
-    public var isConnected: Bool { state.withLock { $0.channel != nil && $0.login == nil } }
+    public var isConnected: Bool { state.withLock { $0.machine.isOpen } }
 
     // MARK: Requests
 
@@ -155,40 +152,33 @@ public final class CloudRealtime: Sendable {
     @discardableResult
     public func subscribe(_ dids: [String]) async throws(TetherError) -> [String: Int] {
         guard !dids.isEmpty else { return [:] }
-        state.withLock { $0.subscribed.formUnion(dids) }
+        state.withLock { $0.machine.subscribe(dids) }
         let answer = try await sendSubscribe(dids)
         var failed: [String: Int] = [:]
         for entry in answer.failed {
-            guard let did = entry.did else { continue }
-            failed[did] = entry.errorCode
-            state.withLock { _ = $0.subscribed.remove(did) }
+            if let did = entry.did { failed[did] = entry.errorCode }
         }
         return failed
     }
 
     /// Stops pushes of a device from being passed on (the M2M API has no unsubscribe; the
     /// device is not subscribed again after a reconnect).
-    public func unsubscribe(_ did: String) { state.withLock { _ = $0.subscribed.remove(did) } }
+    public func unsubscribe(_ did: String) { state.withLock { $0.machine.unsubscribe(did) } }
 
     /// Writes data points through the cloud and returns when the device acknowledged them. The
     /// report that shows them applied arrives as ``CloudRealtimeEvent/status(did:attrs:sn:)``
     /// with the same `sn`.
     public func write(did: String, attrs: JSONObject, sn: Int? = nil) async throws(TetherError) -> CloudWriteAcknowledgement {
         let promise = AsyncPromise<CloudWriteAcknowledgement, TetherError>()
-        let number = state.withLock { state -> Int in
-            let number = state.nextSN
-            state.nextSN += 1
-            state.writes[number] = (did, sn ?? number, promise)
-            return number
-        }
-        let frame = M2MFrame.write(M2MWrite(sequence: .number(Int64(number)), did: did, attrs: attrs))
-        return try await request(frame, promise: promise, what: "write to \(did)") { state in _ = state.writes.removeValue(forKey: number) }
+        let what = "write to \(did)"
+        let number = try start(what) { $0.startWrite(did: did, attrs: attrs, sn: sn, waiter: promise) }
+        return try await answer(promise, what) { $0.abandonWrite(number) }
     }
 
     /// Sends transparent data to the device (`c2s_raw`). The M2M API does not acknowledge it:
     /// this returns once it is sent; answers arrive as ``CloudRealtimeEvent/raw(did:bytes:)``.
     public func sendRaw(did: String, bytes: [UInt8]) throws(TetherError) {
-        guard let channel = state.withLock({ $0.login == nil ? $0.channel : nil }) else {
+        guard let channel = state.withLock({ $0.machine.isOpen ? $0.channel : nil }) else {
             throw TetherError(.connectionClosed, "the cloud's real-time connection is down; the data for \(did) was not sent")
         }
         send(.raw(M2MRaw(did: did, bytes: bytes)), on: channel)
@@ -197,43 +187,38 @@ public final class CloudRealtime: Sendable {
     /// Reads the device's latest status as the cloud holds it (`c2s_read`).
     public func read(did: String, names: [String] = []) async throws(TetherError) -> JSONObject {
         let promise = AsyncPromise<JSONObject, TetherError>()
-        let number = state.withLock { state -> Int in
-            defer { state.nextSN += 1 }
-            state.reads[state.nextSN] = promise
-            return state.nextSN
-        }
-        let frame = M2MFrame.read(M2MRead(sequence: .number(Int64(number)), did: did, names: names.isEmpty ? nil : names))
-        return try await request(frame, promise: promise, what: "read of \(did)") { state in _ = state.reads.removeValue(forKey: number) }
+        let what = "read of \(did)"
+        let number = try start(what) { $0.startRead(did: did, names: names, waiter: promise) }
+        return try await answer(promise, what) { $0.abandonRead(number) }
     }
 
     private func sendSubscribe(_ dids: [String]) async throws(TetherError) -> M2MSubscribeResult {
         let promise = AsyncPromise<M2MSubscribeResult, TetherError>()
-        let frame = M2MFrame.subscribe(dids: dids)
-        // Answers are matched in order: the waiter joins the queue as its frame is sent.
-        return try await request(frame, promise: promise, what: "subscription", register: { $0.subscribe.append(promise) }) { state in
-            state.subscribe.removeAll { $0 === promise }
-        }
+        let id = try start("subscription") { $0.startSubscription(dids, waiter: promise) }
+        return try await answer(promise, "subscription") { $0.abandonSubscription(id) }
     }
 
-    private func request<Value: Sendable>(
-        _ frame: M2MFrame, promise: AsyncPromise<Value, TetherError>, what: String,
-        register: (inout State) -> Void = { _ in }, cleanup: @escaping @Sendable (inout State) -> Void
-    ) async throws(TetherError) -> Value {
-        let sent = state.withLock { state -> Bool in
-            guard let channel = state.channel else {
-                cleanup(&state)
-                return false
-            }
-            register(&state)
-            send(frame, on: channel)
-            return true
+    /// Registers a request with the machine and sends its frame, in one step so that requests
+    /// go out in the order they were registered; throws when the connection is not open.
+    private func start(_ what: String, _ request: (inout Machine) -> (id: Int, frame: M2MFrame)?) throws(TetherError) -> Int {
+        let id = state.withLock { state -> Int? in
+            guard let channel = state.channel, let started = request(&state.machine) else { return nil }
+            send(started.frame, on: channel)
+            return started.id
         }
-        guard sent else {
+        guard let id else {
             throw TetherError(.connectionClosed, "the cloud's real-time connection is down; the \(what) was not sent")
         }
+        return id
+    }
+
+    /// The answer to a request, or a timeout; the machine forgets the request either way.
+    private func answer<Value: Sendable>(
+        _ promise: AsyncPromise<Value, TetherError>, _ what: String, forget: @escaping @Sendable (inout Machine) -> Void
+    ) async throws(TetherError) -> Value {
         let timeout = configuration.requestTimeout
         let result = await promise.result(within: timeout) { .failure(TetherError(.timeout, "no answer to the \(what) within \(timeout)")) }
-        state.withLock { cleanup(&$0) }
+        state.withLock { forget(&$0.machine) }
         return try result.get()
     }
 
@@ -250,10 +235,10 @@ public final class CloudRealtime: Sendable {
     /// the first attempt resolves it and ends the loop.
     private func maintain(first: AsyncPromise<Void, TetherError>?) async {
         var attempt = 0
-        while !Task.isCancelled, !state.withLock({ $0.shutDown }) {
+        while !Task.isCancelled, !state.withLock({ $0.machine.isShutDown }) {
             do {
                 let channel = try await connect()
-                if Task.isCancelled || state.withLock({ $0.shutDown }) {
+                if Task.isCancelled || state.withLock({ $0.machine.isShutDown }) {
                     // Shut down while connecting: shutdown() may not have seen this channel.
                     try? await channel.close()
                     break
@@ -272,21 +257,8 @@ public final class CloudRealtime: Sendable {
                     try? await channel.closeFuture.get()
                     heartbeat.cancelAll()
                 }
-                // Every request in flight fails now: its answer cannot come on a new connection,
-                // and a stale subscription waiter would take the new connection's answer.
-                let (writes, reads, subscriptions) = state.withLock { state in
-                    state.channel = nil
-                    defer {
-                        state.writes = [:]
-                        state.reads = [:]
-                        state.subscribe = []
-                    }
-                    return (state.writes.values.map(\.promise), Array(state.reads.values), state.subscribe)
-                }
                 let lost = TetherError(.connectionClosed, "the cloud's real-time connection closed")
-                for promise in writes { promise.resolve(.failure(lost)) }
-                for promise in reads { promise.resolve(.failure(lost)) }
-                for promise in subscriptions { promise.resolve(.failure(lost)) }
+                connectionEnded(lost)
                 broadcast.yield(.disconnected(lost))
             } catch {
                 if let first, !first.isResolved {
@@ -334,9 +306,14 @@ public final class CloudRealtime: Sendable {
             throw TetherError(.notLoggedIn, "no session for the real-time connection: \(error)")
         }
         let login = AsyncPromise<M2MLoginResult, TetherError>()
-        state.withLock { state in
+        let started = state.withLock { state -> Bool in
+            guard state.machine.loginStarted(login) else { return false }
             state.channel = channel
-            state.login = login
+            return true
+        }
+        guard started else {
+            channel.close(promise: nil)
+            throw TetherError(.cancelled, "the real-time connection was shut down while it connected")
         }
         send(.login(M2MLogin(
             appID: configuration.appID, uid: session.uid, token: session.token, dataFormat: .attributes,
@@ -344,30 +321,38 @@ public final class CloudRealtime: Sendable {
         )), on: channel)
         let timeout = configuration.requestTimeout
         let answer = await login.result(within: timeout) { .failure(TetherError(.timeout, "no login_res within \(timeout)")) }
-        state.withLock { $0.login = nil }
-        do {
+        do throws(TetherError) {
             let result = try answer.get()
             guard result.success else {
                 throw TetherError(.notLoggedIn, "the cloud refused the real-time login: \(result.message ?? "")", cloudCode: result.errorCode ?? CloudError.tokenInvalid.code)
             }
-            let dids = state.withLock { Array($0.subscribed) }.sorted()
+            let dids = state.withLock { $0.machine.loggedIn() }
             if !dids.isEmpty { _ = try await sendSubscribe(dids) }
-        } catch let error as TetherError {
-            state.withLock { $0.channel = nil }
+        } catch {
+            connectionEnded(TetherError(.connectionClosed, "the real-time login failed: \(error)"))
             channel.close(promise: nil)
             throw error
-        } catch {
-            state.withLock { $0.channel = nil }
-            channel.close(promise: nil)
-            throw TetherError(.connectionClosed, "the real-time login failed: \(error)")
         }
         return channel
+    }
+
+    /// The connection ended (or its login failed): every request waiting on it fails now, since
+    /// its answer cannot come on another connection.
+    private func connectionEnded(_ error: TetherError) {
+        let orphans = state.withLock { state in
+            state.channel = nil
+            return state.machine.connectionClosed()
+        }
+        orphans.login?.resolve(.failure(error))
+        for promise in orphans.subscriptions { promise.resolve(.failure(error)) }
+        for promise in orphans.writes { promise.resolve(.failure(error)) }
+        for promise in orphans.reads { promise.resolve(.failure(error)) }
     }
 
     /// No more connections; the one open now closes.
     private func stop() {
         let channel = state.withLock { state in
-            state.shutDown = true
+            state.machine.shutDown()
             return state.channel
         }
         channel?.close(promise: nil)
@@ -384,68 +369,18 @@ public final class CloudRealtime: Sendable {
             logger.debug("unreadable frame from the cloud", metadata: ["error": "\(error)"])
             return
         }
-        switch frame {
-        case .loginResult(let result):
-            state.withLock { $0.login }?.resolve(.success(result))
-        case .subscribeResult(let result):
-            let waiter = state.withLock { state in state.subscribe.isEmpty ? nil : state.subscribe.removeFirst() }
-            waiter?.resolve(.success(result))
-        case .writeAcknowledged(let acknowledgement):
-            guard let sn = acknowledgement.sequence?.number.map(Int.init) else { return }
-            let waiter = state.withLock { state -> (did: String, sn: Int, promise: AsyncPromise<CloudWriteAcknowledgement, TetherError>)? in
-                guard let waiter = state.writes.removeValue(forKey: sn) else { return nil }
-                // A report that never comes must not keep its entry forever: wire numbers only
-                // grow, so the oldest go first.
-                if state.acknowledgedWrites.count >= 4096 {
-                    let oldest = state.nextSN - 2048
-                    state.acknowledgedWrites = state.acknowledgedWrites.filter { $0.key >= oldest }
-                }
-                state.acknowledgedWrites[sn] = (waiter.did, waiter.sn)
-                return waiter
+        let actions = state.withLock { $0.machine.receive(frame) }
+        for action in actions {
+            switch action {
+            case .answerLogin(let promise, let result): promise.resolve(.success(result))
+            case .answerSubscription(let promise, let result): promise.resolve(.success(result))
+            case .acknowledgeWrite(let promise, let acknowledgement): promise.resolve(.success(acknowledgement))
+            case .failWrite(let promise, let error): promise.resolve(.failure(error))
+            case .answerRead(let promise, let attrs): promise.resolve(.success(attrs))
+            case .failRead(let promise, let error): promise.resolve(.failure(error))
+            case .emit(let event): broadcast.yield(event)
+            case .logRefusal(let code): logger.debug("the cloud refused a frame", metadata: ["code": "\(code)"])
             }
-            waiter?.promise.resolve(.success(CloudWriteAcknowledgement(sn: waiter?.sn ?? sn, commandID: acknowledgement.commandID)))
-        case .notification(let notification):
-            let sn = notification.answering?.number.map(Int.init)
-            if let sn, let read = state.withLock({ $0.reads.removeValue(forKey: sn) }) {
-                read.resolve(.success(notification.attrs))
-                return
-            }
-            // The caller's sn of the write this report answers; nil for a report nobody here asked for.
-            let answered: Int? = sn.flatMap { sn in
-                state.withLock { state in state.acknowledgedWrites.removeValue(forKey: sn)?.sn ?? state.writes[sn]?.sn }
-            }
-            guard isSubscribed(notification.did) else { return }
-            broadcast.yield(.status(did: notification.did, attrs: notification.attrs, sn: answered))
-        case .invalid(let invalid):
-            let error = TetherError(.cloudRefused, invalid.message.isEmpty ? "refused" : invalid.message, cloudCode: invalid.errorCode)
-            guard let sn = invalid.sequence?.number.map(Int.init) else {
-                logger.debug("the cloud refused a frame", metadata: ["code": "\(invalid.errorCode)"])
-                return
-            }
-            let (write, read, acknowledged) = state.withLock { state in
-                (state.writes.removeValue(forKey: sn), state.reads.removeValue(forKey: sn), state.acknowledgedWrites.removeValue(forKey: sn))
-            }
-            if let write { write.promise.resolve(.failure(error)) }
-            if let read { read.resolve(.failure(error)) }
-            if let acknowledged {
-                broadcast.yield(.writeFailed(did: acknowledged.did, sn: acknowledged.sn, error: error))
-            }
-        case .onlineStatus(let status):
-            guard isSubscribed(status.did) else { return }
-            broadcast.yield(.online(did: status.did, online: status.online))
-        case .bindingChanged(let did, let bound):
-            if !bound { unsubscribe(did) }
-            broadcast.yield(.bindingChanged(did: did, bound: bound))
-        case .rawReport(let raw):
-            guard isSubscribed(raw.did) else { return }
-            broadcast.yield(.raw(did: raw.did, bytes: raw.bytes))
-        case .event(let event):
-            guard isSubscribed(event.did) else { return }
-            broadcast.yield(.event(did: event.did, identifier: event.identifier, type: event.type, values: event.values))
-        case .pong, .login, .subscribe, .write, .read, .raw, .acknowledge, .ping:
-            break
         }
     }
-
-    private func isSubscribed(_ did: String) -> Bool { state.withLock { $0.subscribed.contains(did) } }
 }

@@ -9,37 +9,42 @@ import TetherCore
 /// so that an app's move to the cloud and back can be tried without touching the network.
 enum LANSwitch {
     static func serve(_ servers: [LANDeviceServer], logger: Logger) async {
-        var current = servers
-        var serving: Task<Void, Never>? = start(current)
-        for await number in signalStream([SIGUSR1, SIGUSR2]) {
-            if number == SIGUSR1, let running = serving {
-                running.cancel()
-                await running.value
-                serving = nil
-                printError("LAN side stopped (SIGUSR1); SIGUSR2 starts it again")
-            } else if number == SIGUSR2, serving == nil {
-                var restarted: [LANDeviceServer] = []
-                for server in current {
-                    var configuration = server.configuration
-                    if let addresses = try? await server.addresses() {
-                        configuration.udpPort = addresses.udpPort
-                        configuration.tcpPort = addresses.tcpPort
+        // The servers run as a child of this call, in a scope of their own, so that they can be
+        // stopped and started again while the call goes on.
+        let scope = TaskScope()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await scope.run() }
+            var current = servers
+            var serving: TaskScope.Handle? = start(current, in: scope)
+            for await number in signalStream([SIGUSR1, SIGUSR2]) {
+                if number == SIGUSR1, let running = serving {
+                    running.cancel()
+                    await running.wait()
+                    serving = nil
+                    printError("LAN side stopped (SIGUSR1); SIGUSR2 starts it again")
+                } else if number == SIGUSR2, serving == nil {
+                    var restarted: [LANDeviceServer] = []
+                    for server in current {
+                        var configuration = server.configuration
+                        if let addresses = try? await server.addresses() {
+                            configuration.udpPort = addresses.udpPort
+                            configuration.tcpPort = addresses.tcpPort
+                        }
+                        // A client reconnecting meanwhile can hold a port for a moment.
+                        configuration.bindRetry = .seconds(8)
+                        restarted.append(LANDeviceServer(device: server.device, configuration: configuration, logger: logger))
                     }
-                    // A client reconnecting meanwhile can hold a port for a moment.
-                    configuration.bindRetry = .seconds(8)
-                    restarted.append(LANDeviceServer(device: server.device, configuration: configuration, logger: logger))
+                    current = restarted
+                    serving = start(current, in: scope)
+                    printError("LAN side started again (SIGUSR2)")
                 }
-                current = restarted
-                serving = start(current)
-                printError("LAN side started again (SIGUSR2)")
             }
+            group.cancelAll()
         }
-        serving?.cancel()
-        await serving?.value
     }
 
-    private static func start(_ servers: [LANDeviceServer]) -> Task<Void, Never> {
-        Task {
+    private static func start(_ servers: [LANDeviceServer], in scope: TaskScope) -> TaskScope.Handle {
+        scope.start {
             await withTaskGroup(of: Void.self) { group in
                 for server in servers {
                     group.addTask {
