@@ -128,13 +128,7 @@ struct DeviceRoutes<Context: RemoteAddressRequestContext> {
             success: .ok(JSONSchema.object(["name": JSONSchema.string, "product_key": JSONSchema.string, "entities": JSONSchema.array(JSONSchema.empty)], required: ["product_key", "entities"]))
         )) { request, _ in
             _ = try await accounts.requireApp(request.header(.gizwitsApplicationID))
-            guard let productKey = request.query("product_key"), !productKey.isEmpty else {
-                throw CloudAPIError.formInvalid(detail: "product_key is required")
-            }
-            guard let product = try await ProductRecord.find(productKey, in: bindings.database) else {
-                throw CloudAPIError.productKeyInvalid()
-            }
-            return Response.json(try product.model.gizwitsJSON())
+            return Response.json(try await bindings.productModel(request.query("product_key")).gizwitsJSON())
         }
     }
 

@@ -18,10 +18,8 @@ extension AccountService {
     func sendSMSCode(appID: String, phone: String) async throws {
         try Validation.phone(phone)
         let now = Clock.unixNow()
-        let recent = try await database.query(
-            "SELECT created_at FROM verification_codes WHERE app_id = $1 AND phone = $2 AND created_at > $3",
-            .text(appID), .text(phone), .int(now - 3600)
-        ).map { row throws(StorageError) in try row.int("created_at") }
+        let codes = VerificationStore(database)
+        let recent = try await codes.codeTimes(appID: appID, phone: phone, since: now - 3600)
         if let last = recent.max(), now - last < policy.smsMinimumInterval {
             throw CloudAPIError.requestThrottled(detail: "a code was sent to this number less than \(policy.smsMinimumInterval) s ago", retryAfter: policy.smsMinimumInterval - (now - last))
         }
@@ -29,10 +27,8 @@ extension AccountService {
             throw CloudAPIError.requestThrottled(detail: "at most \(policy.smsMaximumPerHour) codes per number per hour", retryAfter: 3600)
         }
         let code = Secrets.digits(6)
-        try await database.query(
-            "INSERT INTO verification_codes (app_id, phone, code_hash, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)",
-            .text(appID), .text(phone), .text(codeHash(appID: appID, phone: phone, code: code)),
-            .int(now + policy.smsCodeLifetime), .int(now)
+        try await codes.insertCode(
+            appID: appID, phone: phone, codeHash: codeHash(appID: appID, phone: phone, code: code), expiresAt: now + policy.smsCodeLifetime, now: now
         )
         do {
             try await sender.send(OutgoingMessage(
@@ -48,33 +44,23 @@ extension AccountService {
     /// Checks the newest code sent to `phone`; a correct code is used up. Five wrong guesses
     /// void it.
     func verifySMSCode(appID: String, phone: String, code: String) async throws {
-        guard let row = try await database.first(
-            """
-            SELECT id, code_hash, expires_at, attempts FROM verification_codes
-            WHERE app_id = $1 AND phone = $2 AND used = 0 ORDER BY id DESC LIMIT 1
-            """,
-            .text(appID), .text(phone)
-        ) else {
+        let codes = VerificationStore(database)
+        guard let sent = try await codes.newestUnusedCode(appID: appID, phone: phone) else {
             throw CloudAPIError.codeInvalid(detail: "no code was sent to this number, or it was used")
         }
-        let id = try row.int("id")
-        guard try row.int("expires_at") > Clock.unixNow() else { throw CloudAPIError.codeExpired() }
-        guard Secrets.constantTimeEquals(try row.text("code_hash"), codeHash(appID: appID, phone: phone, code: code)) else {
-            let attempts = try row.int("attempts") + 1
-            try await database.query(
-                "UPDATE verification_codes SET attempts = $2, used = $3 WHERE id = $1",
-                .int(id), .int(attempts), .bool(attempts >= policy.smsMaximumAttempts)
-            )
+        guard sent.expiresAt > Clock.unixNow() else { throw CloudAPIError.codeExpired() }
+        guard Secrets.constantTimeEquals(sent.codeHash, codeHash(appID: appID, phone: phone, code: code)) else {
+            let attempts = sent.attempts + 1
+            try await codes.recordWrongGuess(id: sent.id, attempts: attempts, void: attempts >= policy.smsMaximumAttempts)
             throw CloudAPIError.codeInvalid()
         }
-        try await database.query("UPDATE verification_codes SET used = 1 WHERE id = $1", .int(id))
+        try await codes.useCode(id: sent.id)
     }
 
     func sendEmailLink(uid: String, email: String, purpose: EmailLinkPurpose) async throws {
         let token = Secrets.hex(bytes: 20)
-        try await database.query(
-            "INSERT INTO email_links (token_hash, uid, purpose, expires_at) VALUES ($1, $2, $3, $4)",
-            .text(Secrets.sha256(token)), .text(uid), .text(purpose.rawValue), .int(Clock.unixNow() + policy.emailLinkLifetime)
+        try await VerificationStore(database).insertEmailLink(
+            tokenHash: Secrets.sha256(token), uid: uid, purpose: purpose.rawValue, expiresAt: Clock.unixNow() + policy.emailLinkLifetime
         )
         let message = switch purpose {
         case .confirmEmail:
@@ -98,14 +84,7 @@ extension AccountService {
 
     /// Uses up an e-mail link and returns its user.
     func consumeEmailLink(token: String, purpose: EmailLinkPurpose, on executor: any SQLExecutor) async throws -> String {
-        let rows = try await executor.query(
-            """
-            UPDATE email_links SET used = 1
-            WHERE token_hash = $1 AND purpose = $2 AND used = 0 AND expires_at > $3 RETURNING uid
-            """,
-            .text(Secrets.sha256(token)), .text(purpose.rawValue), .int(Clock.unixNow())
-        )
-        guard let uid = rows.first?.optionalText("uid") else {
+        guard let uid = try await VerificationStore(executor).consumeEmailLink(tokenHash: Secrets.sha256(token), purpose: purpose.rawValue, now: Clock.unixNow()) else {
             throw CloudAPIError.codeInvalid(detail: "the link is unknown, used or expired")
         }
         return uid
@@ -115,7 +94,7 @@ extension AccountService {
     func confirmEmail(token: String) async throws {
         try await database.transaction { transaction in
             let uid = try await consumeEmailLink(token: token, purpose: .confirmEmail, on: transaction)
-            try await transaction.query("UPDATE users SET email_confirmed = 1 WHERE uid = $1", .text(uid))
+            try await UserStore(transaction).confirmEmail(uid: uid)
         }
     }
 
@@ -126,20 +105,16 @@ extension AccountService {
         switch body {
         case .email(let email):
             try Validation.email(email)
-            if let row = try await database.first(
-                "SELECT uid FROM users WHERE app_id = $1 AND email = $2", .text(appID), .text(email.lowercased())
-            ) {
-                try await sendEmailLink(uid: try row.text("uid"), email: email.lowercased(), purpose: .resetPassword)
+            if let uid = try await UserStore(database).uid(appID: appID, .email(email.lowercased())) {
+                try await sendEmailLink(uid: uid, email: email.lowercased(), purpose: .resetPassword)
             }
         case .phone(let phone, let code, let newPassword):
             try PasswordPolicy.check(newPassword, field: "new_pwd")
             try await verifySMSCode(appID: appID, phone: phone, code: code)
-            guard let row = try await database.first(
-                "SELECT uid FROM users WHERE app_id = $1 AND phone = $2", .text(appID), .text(phone)
-            ) else {
+            guard let uid = try await UserStore(database).uid(appID: appID, .phone(phone)) else {
                 throw CloudAPIError.userNotExist()
             }
-            try await setPassword(uid: try row.text("uid"), newPassword)
+            try await setPassword(uid: uid, newPassword)
         }
     }
 
@@ -167,12 +142,9 @@ extension AccountService {
     }
 
     private func storePassword(uid: String, hash: String, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE users SET password_hash = $2, failed_logins = 0, locked_until = 0, updated_at = $3 WHERE uid = $1",
-            .text(uid), .text(hash), .int(Clock.unixNow())
-        )
+        try await UserStore(executor).setPasswordHash(uid: uid, hash, now: Clock.unixNow())
         try await revokeTokens(uid: uid, on: executor)
         // The owner proved who they are: failed logins from anywhere no longer hold them back.
-        try await executor.query("DELETE FROM rate_limits WHERE key = $1 OR key LIKE $2", .text("login:\(uid)"), .text("login:\(uid):%"))
+        try await RateLimiter(database: executor).forget(keyAndBelow: "login:\(uid)")
     }
 }

@@ -6,34 +6,21 @@ import TetherCore
 /// password changes.
 extension AccountService {
     func userInfo(_ user: AuthenticatedUser) async throws -> UserBody {
-        guard let row = try await database.first(
-            """
-            SELECT uid, username, phone, email, name, gender, birthday, address, lang, remark, is_anonymous
-            FROM users WHERE uid = $1
-            """,
-            .text(user.uid)
-        ) else {
+        guard let profile = try await UserStore(database).profile(uid: user.uid) else {
             throw CloudAPIError.userNotExist()
         }
-        func text(_ column: String) -> String { row.optionalText(column) ?? "" }
-        return UserBody(
-            uid: try row.text("uid"), username: text("username"), phone: text("phone"), email: text("email"), name: text("name"),
-            gender: text("gender"), birthday: text("birthday"), address: text("address"), lang: text("lang"), remark: text("remark"),
-            isAnonymous: try row.bool("is_anonymous")
-        )
+        return profile
     }
 
     /// Applies every change the form asks for, or none (one transaction). A password change
     /// ends every session and answers a new token for the caller (a Tether extension:
     /// `token` and `expire_at` next to `updatedAt`).
     func updateUser(_ user: AuthenticatedUser, _ body: UserUpdateBody, client: SessionClient = SessionClient()) async throws -> UserUpdatedBody {
-        guard let current = try await database.first(
-            "SELECT is_anonymous, password_hash FROM users WHERE uid = $1", .text(user.uid)
-        ) else {
+        guard let current = try await UserStore(database).kind(uid: user.uid) else {
             throw CloudAPIError.userNotExist()
         }
-        let isAnonymous = try current.bool("is_anonymous")
-        var assignments: [(column: String, value: SQLValue)] = []
+        let isAnonymous = current.isAnonymous
+        var assignments: [UserStore.Assignment] = []
         var newPasswordHash: String?
         var confirmationFor: String?
         var changed = false
@@ -42,7 +29,7 @@ extension AccountService {
             let oldPassword = try Self.required(body.oldPassword, "old_pwd")
             let newPassword = try Self.required(body.newPassword, "new_pwd")
             try PasswordPolicy.check(newPassword, field: "new_pwd")
-            guard let hash = current.optionalText("password_hash"), try await hasher.verify(oldPassword, hash: hash) else {
+            guard let hash = current.passwordHash, try await hasher.verify(oldPassword, hash: hash) else {
                 throw CloudAPIError.usernamePasswordError(detail: "old_pwd is wrong")
             }
             newPasswordHash = try await hasher.hash(newPassword)
@@ -53,18 +40,17 @@ extension AccountService {
             try Validation.username(username)
             let password = try Self.required(body.password, "password")
             try PasswordPolicy.check(password)
-            assignments.append(("username", .text(username)))
+            assignments.append(.username(username))
             newPasswordHash = try await hasher.hash(password)
         }
         if let phone = body.phone {
             try Validation.phone(phone)
             try await verifySMSCode(appID: user.appID, phone: phone, code: try Self.required(body.code, "code"))
-            assignments.append(("phone", .text(phone)))
+            assignments.append(.phone(phone))
         }
         if let email = body.email {
             try Validation.email(email)
-            assignments.append(("email", .text(email.lowercased())))
-            assignments.append(("email_confirmed", .int(0)))
+            assignments.append(.email(email.lowercased()))
             confirmationFor = email.lowercased()
             if isAnonymous, newPasswordHash == nil, let password = body.password {
                 try PasswordPolicy.check(password)
@@ -72,17 +58,15 @@ extension AccountService {
             }
         }
         if !assignments.isEmpty, isAnonymous {
-            // A real account now: same uid, so the bindings stay; the phone_id is free again.
-            assignments.append(("is_anonymous", .int(0)))
-            assignments.append(("phone_id", .null))
+            assignments.append(.notAnonymous)
         }
         for field in UserUpdateBody.profileFields {
             guard let value = body.profile[field] else { continue }
             try Self.validateProfile(field, value)
-            assignments.append((field, .text(value)))
+            assignments.append(.profile(field: field, value: value))
         }
         if let newPasswordHash {
-            assignments.append(("password_hash", .text(newPasswordHash)))
+            assignments.append(.passwordHash(newPasswordHash))
         }
         changed = !assignments.isEmpty
         guard changed else {
@@ -90,25 +74,27 @@ extension AccountService {
         }
 
         let now = Clock.unixNow()
-        assignments.append(("updated_at", .int(now)))
-        let setList = assignments.enumerated().map { "\($0.element.column) = $\($0.offset + 2)" }.joined(separator: ", ")
-        let binds = [SQLValue.text(user.uid)] + assignments.map(\.value)
+        let changes = assignments
         let passwordChanged = body.oldPassword != nil
         let session: UserSession?
         do {
             session = try await database.transaction { transaction in
-                try await transaction.query("UPDATE users SET \(setList) WHERE uid = $1", binds)
+                try await UserStore(transaction).update(uid: user.uid, changes, now: now)
                 guard passwordChanged else { return nil }
                 try await revokeTokens(uid: user.uid, on: transaction)
                 return try await issueToken(uid: user.uid, appID: user.appID, on: transaction, client: client)
             }
         } catch let error as StorageError where error.kind == .uniqueViolation {
-            let column = assignments.first { ["username", "phone", "email"].contains($0.column) }?.column
-            throw switch column {
-            case "phone": CloudAPIError.phoneUnavailable()
-            case "email": CloudAPIError.emailUnavailable()
-            default: CloudAPIError.usernameUnavailable()
-            }
+            // The first identity the change sets is the one taken, as before.
+            let identity = assignments.lazy.compactMap { assignment -> CloudAPIError? in
+                switch assignment {
+                case .username: .usernameUnavailable()
+                case .phone: .phoneUnavailable()
+                case .email: .emailUnavailable()
+                default: nil
+                }
+            }.first
+            throw identity ?? CloudAPIError.usernameUnavailable()
         }
         if passwordChanged { await announce(uid: user.uid) }
         if let confirmationFor {

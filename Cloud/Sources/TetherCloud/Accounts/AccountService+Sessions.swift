@@ -9,16 +9,11 @@ extension AccountService {
         let token = Secrets.hex(bytes: 16)
         let now = Clock.unixNow()
         let expireAt = now + policy.tokenLifetime
-        let inserted = try await executor.first(
-            """
-            INSERT INTO user_tokens (token_hash, uid, app_id, expires_at, created_at, source, user_agent, last_used_at)
-            SELECT $1, uid, $3, $4, $5, $6, $7, $5 FROM users WHERE uid = $2 AND is_disabled = 0
-            RETURNING uid
-            """,
-            .text(Secrets.sha256(token)), .text(uid), .text(appID), .int(expireAt), .int(now),
-            .text(client.source.key), .text(String(client.userAgent.prefix(200)))
+        let inserted = try await TokenStore(executor).insert(
+            tokenHash: Secrets.sha256(token), uid: uid, appID: appID, expiresAt: expireAt, now: now,
+            source: client.source.key, userAgent: String(client.userAgent.prefix(200))
         )
-        guard inserted != nil else { throw CloudAPIError.userInvalid(detail: "this account is disabled") }
+        guard inserted else { throw CloudAPIError.userInvalid(detail: "this account is disabled") }
         return UserSession(uid: uid, token: token, expireAt: expireAt)
     }
 
@@ -27,35 +22,23 @@ extension AccountService {
     public func authenticate(appID: String, token: String?) async throws -> AuthenticatedUser {
         guard let token, !token.isEmpty else { throw CloudAPIError.tokenInvalid(detail: "X-Gizwits-User-token is required") }
         let hash = Secrets.sha256(token)
-        guard let row = try await database.first(
-            """
-            SELECT t.uid, t.expires_at, t.last_used_at FROM user_tokens t JOIN users u ON u.uid = t.uid
-            WHERE t.token_hash = $1 AND t.app_id = $2 AND u.is_disabled = 0
-            """,
-            .text(hash), .text(appID)
-        ) else {
+        let tokens = TokenStore(database)
+        guard let found = try await tokens.find(tokenHash: hash, appID: appID) else {
             throw CloudAPIError.tokenInvalid()
         }
         let now = Clock.unixNow()
-        let expiresAt = try row.int("expires_at")
-        guard expiresAt > now else { throw CloudAPIError.tokenExpired() }
+        guard found.expiresAt > now else { throw CloudAPIError.tokenExpired() }
         // Written at most once a minute per session: a list of sessions needs no more.
-        if try row.int("last_used_at") < now - 60 {
-            try await database.query("UPDATE user_tokens SET last_used_at = $2 WHERE token_hash = $1", .text(hash), .int(now))
+        if found.lastUsedAt < now - 60 {
+            try await tokens.touch(tokenHash: hash, at: now)
         }
-        return AuthenticatedUser(uid: try row.text("uid"), appID: appID, tokenHash: hash, expiresAt: expiresAt)
+        return AuthenticatedUser(uid: found.uid, appID: appID, tokenHash: hash, expiresAt: found.expiresAt)
     }
 
     /// Whether a session authenticated earlier still stands, and until when: nil once its token
     /// was revoked or its account disabled.
     func currentExpiry(of user: AuthenticatedUser) async throws -> Int64? {
-        try await database.first(
-            """
-            SELECT t.expires_at FROM user_tokens t JOIN users u ON u.uid = t.uid
-            WHERE t.token_hash = $1 AND u.is_disabled = 0
-            """,
-            .text(user.tokenHash)
-        )?.int("expires_at")
+        try await TokenStore(database).expiry(tokenHash: user.tokenHash)
     }
 
     /// `POST /app/token/refresh`: a new token; the one it replaces ends after the policy's
@@ -63,11 +46,8 @@ extension AccountService {
     /// new ones for as long as anyone kept it).
     func refresh(_ user: AuthenticatedUser, client: SessionClient) async throws -> UserSession {
         let session = try await database.transaction { transaction in
-            let replaced = try await transaction.query(
-                "UPDATE user_tokens SET expires_at = CASE WHEN expires_at > $2 THEN $2 ELSE expires_at END, replaced = 1 WHERE token_hash = $1 AND replaced = 0 RETURNING uid",
-                .text(user.tokenHash), .int(Clock.unixNow() + policy.refreshGrace)
-            )
-            guard !replaced.isEmpty else { throw CloudAPIError.tokenInvalid(detail: "this token was renewed already; use the new one") }
+            let replaced = try await TokenStore(transaction).replace(tokenHash: user.tokenHash, graceUntil: Clock.unixNow() + policy.refreshGrace)
+            guard replaced else { throw CloudAPIError.tokenInvalid(detail: "this token was renewed already; use the new one") }
             return try await issueToken(uid: user.uid, appID: user.appID, on: transaction, client: client)
         }
         await announce(uid: user.uid)
@@ -76,7 +56,7 @@ extension AccountService {
 
     /// `POST /app/logout`: ends the caller's session.
     func logout(_ user: AuthenticatedUser) async throws {
-        try await database.query("DELETE FROM user_tokens WHERE token_hash = $1", .text(user.tokenHash))
+        try await TokenStore(database).delete(tokenHash: user.tokenHash)
         await announce(uid: user.uid)
     }
 
@@ -104,18 +84,11 @@ extension AccountService {
 
     /// `GET /app/sessions`: the user's sessions that have not expired, newest first.
     func sessions(_ user: AuthenticatedUser) async throws -> [SessionInfo] {
-        try await database.query(
-            """
-            SELECT token_hash, app_id, created_at, expires_at, last_used_at, source, user_agent FROM user_tokens
-            WHERE uid = $1 AND expires_at > $2 ORDER BY created_at DESC, token_hash
-            """,
-            .text(user.uid), .int(Clock.unixNow())
-        ).map { row throws(StorageError) in
-            let hash = try row.text("token_hash")
-            return SessionInfo(
-                id: Self.sessionID(tokenHash: hash), appID: try row.text("app_id"), createdAt: try row.int("created_at"),
-                expiresAt: try row.int("expires_at"), lastUsedAt: try row.int("last_used_at"), source: try row.text("source"),
-                userAgent: try row.text("user_agent"), isCurrent: hash == user.tokenHash
+        try await TokenStore(database).live(uid: user.uid, now: Clock.unixNow()).map { session in
+            SessionInfo(
+                id: Self.sessionID(tokenHash: session.tokenHash), appID: session.appID, createdAt: session.createdAt,
+                expiresAt: session.expiresAt, lastUsedAt: session.lastUsedAt, source: session.source,
+                userAgent: session.userAgent, isCurrent: session.tokenHash == user.tokenHash
             )
         }
     }
@@ -123,17 +96,15 @@ extension AccountService {
     /// `DELETE /app/sessions/{id}`: ends one of the user's sessions (9999 when there is none).
     func revokeSession(_ user: AuthenticatedUser, id: String) async throws {
         guard id.count == 16, id.allSatisfy(\.isHexDigit) else { throw CloudAPIError.formInvalid(detail: "a session id is 16 hex digits") }
-        let deleted = try await database.query(
-            "DELETE FROM user_tokens WHERE uid = $1 AND substr(token_hash, 1, 16) = $2 RETURNING uid", .text(user.uid), .text(id.lowercased())
-        )
-        guard !deleted.isEmpty else { throw CloudAPIError.notFound(detail: "no session \(id)") }
+        let deleted = try await TokenStore(database).delete(uid: user.uid, sessionID: id.lowercased())
+        guard deleted else { throw CloudAPIError.notFound(detail: "no session \(id)") }
         await announce(uid: user.uid)
     }
 
     /// Ends every session of a user (on a password change or reset); the caller announces it
     /// once the transaction has committed.
     func revokeTokens(uid: String, on executor: any SQLExecutor) async throws {
-        try await executor.query("DELETE FROM user_tokens WHERE uid = $1", .text(uid))
+        try await TokenStore(executor).deleteAll(uid: uid)
     }
 
     /// Tells every node that `uid`'s credentials changed: live sessions re-check their token.

@@ -56,10 +56,7 @@ public struct AccountService: Sendable {
         }
         let token = Secrets.hex(bytes: 16)
         let expiredAt = Clock.unixNow() + policy.appTokenLifetime
-        try await database.query(
-            "INSERT INTO app_tokens (token_hash, app_id, expires_at) VALUES ($1, $2, $3)",
-            .text(Secrets.sha256(token)), .text(app.appID), .int(expiredAt)
-        )
+        try await TokenStore(database).insertAppToken(tokenHash: Secrets.sha256(token), appID: app.appID, expiresAt: expiredAt)
         return (token, expiredAt)
     }
 
@@ -68,13 +65,10 @@ public struct AccountService: Sendable {
         guard let token, !token.isEmpty else {
             throw CloudAPIError.tokenInvalid(detail: "X-Gizwits-Application-Token is required")
         }
-        guard let row = try await database.first(
-            "SELECT expires_at FROM app_tokens WHERE token_hash = $1 AND app_id = $2",
-            .text(Secrets.sha256(token)), .text(appID)
-        ) else {
+        guard let expiresAt = try await TokenStore(database).appTokenExpiry(tokenHash: Secrets.sha256(token), appID: appID) else {
             throw CloudAPIError.tokenInvalid(detail: "unknown application token")
         }
-        guard try row.int("expires_at") > Clock.unixNow() else { throw CloudAPIError.tokenExpired(detail: "application token expired") }
+        guard expiresAt > Clock.unixNow() else { throw CloudAPIError.tokenExpired(detail: "application token expired") }
     }
 
     // MARK: Registration and login
@@ -91,16 +85,16 @@ public struct AccountService: Sendable {
             let username = Validation.normalizedName(given)
             try Validation.username(username)
             try PasswordPolicy.check(password)
-            return try await createUser(appID: appID, fields: ["username": .text(username)], password: password, duplicate: .usernameUnavailable(), client: client)
+            return try await createUser(appID: appID, identity: .username(username), password: password, duplicate: .usernameUnavailable(), client: client)
         case .phone(let phone, let code, let password):
             try Validation.phone(phone)
             try PasswordPolicy.check(password)
             try await verifySMSCode(appID: appID, phone: phone, code: code)
-            return try await createUser(appID: appID, fields: ["phone": .text(phone)], password: password, duplicate: .phoneUnavailable(), client: client)
+            return try await createUser(appID: appID, identity: .phone(phone), password: password, duplicate: .phoneUnavailable(), client: client)
         case .email(let email, let password):
             try Validation.email(email)
             try PasswordPolicy.check(password)
-            let session = try await createUser(appID: appID, fields: ["email": .text(email.lowercased())], password: password, duplicate: .emailUnavailable(), client: client)
+            let session = try await createUser(appID: appID, identity: .email(email.lowercased()), password: password, duplicate: .emailUnavailable(), client: client)
             try await sendEmailLink(uid: session.uid, email: email.lowercased(), purpose: .confirmEmail)
             return session
         }
@@ -124,50 +118,36 @@ public struct AccountService: Sendable {
         guard subject == claimedUID else {
             throw CloudAPIError.tokenInvalid(detail: "uid is not the token's subject")
         }
-        let find = "SELECT uid FROM users WHERE app_id = $1 AND third_party_src = $2 AND third_party_uid = $3"
-        if let row = try await database.first(find, .text(app.appID), .text(source), .text(subject)) {
-            return try await issueToken(uid: try row.text("uid"), appID: app.appID, on: database, client: client)
-        }
-        do {
-            return try await createUser(
-                appID: app.appID, fields: ["third_party_src": .text(source), "third_party_uid": .text(subject)],
-                password: nil, duplicate: .formInvalid(), client: client
-            )
-        } catch let error as CloudAPIError where error.code == CloudAPIError.formInvalid().code {
-            guard let row = try await database.first(find, .text(app.appID), .text(source), .text(subject)) else { throw error }
-            return try await issueToken(uid: try row.text("uid"), appID: app.appID, on: database, client: client)
-        }
+        return try await loginOrCreate(appID: app.appID, identity: .thirdParty(source: source, subject: subject), client: client)
     }
 
     private func anonymousLogin(appID: String, phoneID: String, client: SessionClient) async throws -> UserSession {
         guard !phoneID.isEmpty, phoneID.count <= 128 else { throw CloudAPIError.formInvalid(detail: "phone_id must have 1 to 128 characters") }
-        if let row = try await database.first(
-            "SELECT uid FROM users WHERE app_id = $1 AND phone_id = $2", .text(appID), .text(phoneID)
-        ) {
-            return try await issueToken(uid: try row.text("uid"), appID: appID, on: database, client: client)
+        return try await loginOrCreate(appID: appID, identity: .anonymous(phoneID: phoneID), client: client)
+    }
+
+    /// Logs in the account with a password-less identity (an anonymous phone, a third party's
+    /// subject), created at its first login.
+    private func loginOrCreate(appID: String, identity: UserStore.Identity, client: SessionClient) async throws -> UserSession {
+        let users = UserStore(database)
+        if let uid = try await users.uid(appID: appID, identity) {
+            return try await issueToken(uid: uid, appID: appID, on: database, client: client)
         }
         do {
-            return try await createUser(appID: appID, fields: ["phone_id": .text(phoneID), "is_anonymous": .int(1)], password: nil, duplicate: .formInvalid(), client: client)
+            return try await createUser(appID: appID, identity: identity, password: nil, duplicate: .formInvalid(), client: client)
         } catch let error as CloudAPIError where error.code == CloudAPIError.formInvalid().code {
-            // Two first logins with one phone_id raced: the other one created the user.
-            guard let row = try await database.first(
-                "SELECT uid FROM users WHERE app_id = $1 AND phone_id = $2", .text(appID), .text(phoneID)
-            ) else { throw error }
-            return try await issueToken(uid: try row.text("uid"), appID: appID, on: database, client: client)
+            // Two first logins with one identity raced: the other one created the user.
+            guard let uid = try await users.uid(appID: appID, identity) else { throw error }
+            return try await issueToken(uid: uid, appID: appID, on: database, client: client)
         }
     }
 
-    private func createUser(appID: String, fields: [String: SQLValue], password: String?, duplicate: CloudAPIError, client: SessionClient) async throws -> UserSession {
+    private func createUser(appID: String, identity: UserStore.Identity, password: String?, duplicate: CloudAPIError, client: SessionClient) async throws -> UserSession {
         let uid = Secrets.hex(bytes: 16)
-        let now = Clock.unixNow()
-        let passwordHash: SQLValue = if let password { .text(try await hasher.hash(password)) } else { .null }
-        let columns = fields.keys.sorted()
-        let binds: [SQLValue] = [.text(uid), .text(appID), passwordHash, .int(now), .int(now)] + columns.map { fields[$0]! }
-        let placeholders = (1...binds.count).map { "$\($0)" }.joined(separator: ", ")
-        let sql = "INSERT INTO users (uid, app_id, password_hash, created_at, updated_at\(columns.map { ", " + $0 }.joined())) VALUES (\(placeholders))"
+        let passwordHash: String? = if let password { try await hasher.hash(password) } else { nil }
         do {
             return try await database.transaction { transaction in
-                try await transaction.query(sql, binds)
+                try await UserStore(transaction).insert(uid: uid, appID: appID, identity: identity, passwordHash: passwordHash, now: Clock.unixNow())
                 return try await issueToken(uid: uid, appID: appID, on: transaction, client: client)
             }
         } catch let error as StorageError where error.kind == .uniqueViolation {
@@ -184,18 +164,14 @@ public struct AccountService: Sendable {
     func login(appID: String, _ body: LoginBody, client: SessionClient) async throws -> UserSession {
         let name = body.username
         let password = body.password
-        guard let row = try await database.first(
-            """
-            SELECT uid, password_hash, email, email_confirmed, is_disabled FROM users
-            WHERE app_id = $1 AND (username = $2 OR username = $4 OR email = $3 OR phone = $2)
-            """,
-            .text(appID), .text(name), .text(name.lowercased()), .text(Validation.normalizedName(name))
-        ), let storedHash = row.optionalText("password_hash") else {
+        guard let account = try await UserStore(database).credentials(appID: appID, loginName: name, normalized: Validation.normalizedName(name)),
+            let storedHash = account.passwordHash
+        else {
             // Hash anyway, so that the answer takes as long as for a real account.
             _ = try await hasher.hash(password)
             throw CloudAPIError.usernamePasswordError()
         }
-        let uid = try row.text("uid")
+        let uid = account.uid
         let sourceKey = "login:\(uid):\(client.source.key)"
         let accountKey = "login:\(uid)"
         // Counted before the password is checked, so that parallel attempts cannot all pass a
@@ -206,19 +182,17 @@ public struct AccountService: Sendable {
         // The account-wide limit does not hold back a source that has a session of this account:
         // its owner's phone keeps logging in while strangers guess from many addresses.
         var accountLimited = byAccount.count >= abuse.loginFailuresPerAccount.count
-        if accountLimited, try await database.first(
-            "SELECT 1 AS known FROM user_tokens WHERE uid = $1 AND source = $2 LIMIT 1", .text(uid), .text(client.source.key)
-        ) != nil {
+        if accountLimited, try await TokenStore(database).hasSession(uid: uid, source: client.source.key) {
             accountLimited = false
         }
         if accountLimited { try byAccount.require("too many failed logins for this account; try again later") }
         guard try await hasher.verify(password, hash: storedHash) else {
             try await failedLogin(uid: uid, bySource: bySource, byAccount: byAccount, accountLimited: accountLimited)
         }
-        guard try !row.bool("is_disabled") else {
+        guard !account.isDisabled else {
             throw CloudAPIError.userInvalid(detail: "this account is disabled")
         }
-        if row.optionalText("email") == name.lowercased(), try !row.bool("email_confirmed") {
+        if account.email == name.lowercased(), !account.emailConfirmed {
             throw CloudAPIError.emailNotActivated(detail: "open the link in the confirmation e-mail first")
         }
         try await limiter.reset(sourceKey, abuse.loginFailuresPerAccountAndSource)

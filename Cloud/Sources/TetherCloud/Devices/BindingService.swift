@@ -202,6 +202,14 @@ public struct BindingService: Sendable {
         try await deviceBody(user, did: did, on: database)
     }
 
+    /// `GET /app/datapoint?product_key=`: a product's model, which any app may read (an app needs
+    /// it to show a device before binding it).
+    func productModel(_ productKey: String?) async throws -> ThingModel {
+        guard let productKey, !productKey.isEmpty else { throw CloudAPIError.formInvalid(detail: "product_key is required") }
+        guard let product = try await ProductRecord.find(productKey, in: database) else { throw CloudAPIError.productKeyInvalid() }
+        return product.model
+    }
+
     private func deviceBody(_ user: AuthenticatedUser, did: String, on executor: any SQLExecutor) async throws -> DeviceBody {
         guard let bound = try await BindingStore(executor).boundDevice(user.uid, did: did) else { throw CloudAPIError.deviceNotBound() }
         return deviceBody(bound)

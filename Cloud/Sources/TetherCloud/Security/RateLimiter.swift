@@ -1,7 +1,10 @@
 /// Counters in fixed time windows, kept in the database so that every node sharing it counts
 /// together: an attacker spreading requests over several nodes gets no more than from one.
+///
+/// It is also the store of the `rate_limits` table.
 struct RateLimiter: Sendable {
-    let database: any SQLDatabase
+    /// The database, or a transaction of it.
+    let database: any SQLExecutor
 
     /// Counts one event under `key` and tells whether it is within `limit`. The event is counted
     /// either way, so a client that keeps trying stays refused until the window ends.
@@ -39,6 +42,11 @@ struct RateLimiter: Sendable {
     /// Forgets `key` in the current window (a successful login clears its failures).
     func reset(_ key: String, _ limit: RateLimit, now: Int64 = Clock.unixNow()) async throws(StorageError) {
         try await database.query("DELETE FROM rate_limits WHERE key = $1 AND window_start = $2", .text(key), .int(now - now % limit.window))
+    }
+
+    /// Forgets every window of `key` and of the keys under it (`key:…`), whatever their limit.
+    func forget(keyAndBelow key: String) async throws(StorageError) {
+        try await database.query("DELETE FROM rate_limits WHERE key = $1 OR key LIKE $2", .text(key), .text("\(key):%"))
     }
 
     /// Ended windows are deleted about once in a hundred counts: the table stays as small as
