@@ -60,22 +60,19 @@ extension AccountService {
         await announce(uid: user.uid)
     }
 
-    /// One of a user's sessions, as `GET /app/sessions` lists it.
+    /// One of a user's sessions, as `GET /app/sessions` lists it: the stored session, named by
+    /// the first 16 hex digits of its token's SHA-256 (which reveal nothing of the token).
     struct SessionInfo: Sendable {
-        /// The first 16 hex digits of the token's SHA-256: names the session without revealing the token.
-        var id: String
-        var appID: String
-        var createdAt: Int64
-        var expiresAt: Int64
-        var lastUsedAt: Int64
-        var source: String
-        var userAgent: String
+        var session: TokenStore.Session
         var isCurrent: Bool
+
+        var id: String { AccountService.sessionID(tokenHash: session.tokenHash) }
 
         var json: JSONValue {
             [
-                "id": .string(id), "appid": .string(appID), "created_at": .int(createdAt), "expire_at": .int(expiresAt),
-                "last_used_at": .int(lastUsedAt), "source": .string(source), "user_agent": .string(userAgent), "current": .bool(isCurrent),
+                "id": .string(id), "appid": .string(session.appID), "created_at": .int(session.createdAt),
+                "expire_at": .int(session.expiresAt), "last_used_at": .int(session.lastUsedAt), "source": .string(session.source),
+                "user_agent": .string(session.userAgent), "current": .bool(isCurrent),
             ]
         }
     }
@@ -85,11 +82,7 @@ extension AccountService {
     /// `GET /app/sessions`: the user's sessions that have not expired, newest first.
     func sessions(_ user: AuthenticatedUser) async throws -> [SessionInfo] {
         try await TokenStore(database).live(uid: user.uid, now: Clock.unixNow()).map { session in
-            SessionInfo(
-                id: Self.sessionID(tokenHash: session.tokenHash), appID: session.appID, createdAt: session.createdAt,
-                expiresAt: session.expiresAt, lastUsedAt: session.lastUsedAt, source: session.source,
-                userAgent: session.userAgent, isCurrent: session.tokenHash == user.tokenHash
-            )
+            SessionInfo(session: session, isCurrent: session.tokenHash == user.tokenHash)
         }
     }
 
