@@ -4,8 +4,9 @@ import NIOCore
 import Synchronization
 import TetherCore
 
-/// The broker side of one client connection. Lives on the connection's event loop; protocol
-/// rules are enforced here, shared state is reached through ``BrokerCore``.
+/// The broker side of one client connection. Lives on the connection's event loop; the
+/// protocol's rules are decided by its ``BrokerConnectionStateMachine``, shared state is reached
+/// through ``BrokerCore``, and this handler carries out what they decide on the socket.
 ///
 /// It decodes its own input, packet by packet, so that it can stop in the middle of what one
 /// read brought in when a subscriber of its messages is congested (backpressure), and so that
@@ -16,30 +17,21 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
 
     // Every field here is paid for by every idle connection: what only some connections or
     // only the first moments of one need is boxed (memory per connection is a measured goal).
-    private enum Phase {
-        case awaitingConnect
-        indirect case authenticating(MQTTConnect, pending: [MQTTPacket])
-        case connected
-        case closed
-    }
-
     private let core: BrokerCore
     private let isSecure: Bool
     private var context: ChannelHandlerContext?
-    private var phase = Phase.awaitingConnect
-    private var version = MQTTVersion.v311
+    private var state = BrokerConnectionStateMachine()
+    private var version: MQTTVersion { state.version }
     private var session: BrokerSession?
     private var principal: MQTTPrincipal?
     private var reference: BrokerConnectionReference?
-    private var will: BoxedWill?
-    /// Topic aliases, once the client uses them or accepts them (rare: boxed).
-    private var aliases: TopicAliases?
+    /// Topic aliases towards the client, once it accepts them (rare: boxed).
+    private var aliases: OutgoingTopicAliases?
     private var flushScheduled = false
     private var connectTimeout: Scheduled<Void>?
     /// The authentication hook's call: the one task a connection owns, bridging the async hook
     /// into this event-loop handler; cancelled when the handler goes.
     private var authentication: Task<Void, Never>?
-    private var closeReason = MQTTBrokerEvent.DisconnectReason.connectionLost
     /// Bytes received and not yet decoded.
     private var inbound: ByteBuffer?
     /// Deliveries routed from this client's publications, queued in batches (see ``commitDeliveries()``).
@@ -50,20 +42,13 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     /// Unknown until CONNECT.
     private var decodingVersion: MQTTVersion?
 
-    private final class TopicAliases {
-        /// Defined by the client.
-        var incoming: [UInt16: String] = [:]
+    private final class OutgoingTopicAliases {
         /// Defined by the broker, by topic.
         var outgoing: [String: UInt16] = [:]
         /// How many the broker may define: the client's Topic Alias Maximum, within the configuration's.
         var outgoingMaximum: UInt16 = 0
         /// The next alias to define (never reused: an alias the client may not know is not handed out again).
         var nextOutgoing = 1
-    }
-
-    private final class BoxedWill {
-        let will: MQTTWill
-        init(_ will: MQTTWill) { self.will = will }
     }
 
     init(core: BrokerCore, isSecure: Bool) {
@@ -82,11 +67,8 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         let timeout = core.configuration.connectTimeout
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         connectTimeout = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
-            // Until CONNACK: a client whose authentication never completes is dropped too.
-            switch bound.value.phase {
-            case .awaitingConnect, .authenticating: bound.value.close(reason: nil)
-            case .connected, .closed: break
-            }
+            let handler = bound.value
+            if let close = handler.state.connectTimeoutFired() { handler.carryOut(close) }
         }
         core.state.withLockedValue { $0.connections += 1 }
     }
@@ -109,7 +91,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         // A closing connection's input is read (see ``lingeringClose``) and dropped.
-        guard !closing else { return }
+        guard state.isOpen else { return }
         lastRead = .now()
         var bytes = unwrapInboundIn(data)
         if inbound == nil {
@@ -127,7 +109,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         inbound = nil
         defer {
             commitDeliveries()
-            if case .closed = phase {
+            if !state.isOpen {
                 inbound = nil
             } else if buffer.readableBytes > 0 {
                 if buffer.readerIndex > 65_536 { buffer.discardReadBytes() }
@@ -135,15 +117,13 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             }
         }
         while !paused {
-            if case .closed = phase { return }
-            if closing { return }
+            guard state.isOpen else { return }
             let packet: MQTTPacket
             do {
                 guard let next = try MQTTPacket.read(from: &buffer, version: decodingVersion, maximumPacketSize: core.configuration.maximumPacketSize) else { return }
                 packet = next
             } catch {
-                protocolFailure(error)
-                return
+                return protocolFailure(error)
             }
             if decodingVersion == nil, case .connect(let connect) = packet { decodingVersion = connect.version }
             receive(packet)
@@ -160,21 +140,38 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     }
 
     private func receive(_ packet: MQTTPacket) {
-        switch phase {
-        case .awaitingConnect:
-            guard case .connect(let connect) = packet else { return close(reason: nil) }
-            beginConnect(connect)
-        case .authenticating(let connect, var pending):
-            // Clients may send before CONNACK arrives; hold their packets until it is decided.
-            if case .connect = packet { return protocolViolation("a second CONNECT") }
-            // Held in memory before the client is known: bounded.
-            guard pending.count < Self.maximumPendingBeforeConnack else { return protocolViolation("too many packets before CONNACK") }
-            pending.append(packet)
-            phase = .authenticating(connect, pending: pending)
-        case .connected:
-            handle(packet)
-        case .closed:
+        switch state.packetReceived(packet, configuration: core.configuration) {
+        case .none:
             return
+        case .authenticate(let connect):
+            authenticate(connect)
+        case .publish(let message, let qos, let packetID):
+            guard let session else { return }
+            publish(message, qos: qos, packetID: packetID, session: session)
+        case .disconnect(let disconnect):
+            guard let session else { return }
+            let current = session.lock.withLock { session.expiryInterval }
+            switch state.disconnectReceived(disconnect, sessionExpiry: current, configuration: core.configuration) {
+            case .leave(let expiry, let close):
+                if let expiry {
+                    session.lock.withLock {
+                        session.expiryInterval = expiry
+                        session.endsWithConnection = expiry == 0
+                    }
+                }
+                carryOut(close)
+            case .close(let close):
+                logProtocolError("session expiry set on DISCONNECT after CONNECT had 0")
+                carryOut(close)
+            case nil:
+                return
+            }
+        case .session(let packet):
+            guard let session else { return }
+            handle(packet, session: session)
+        case .close(let close):
+            if close.finish.reason == .protocolError { logProtocolError("a \(packet.name) the protocol does not allow here") }
+            carryOut(close)
         }
     }
 
@@ -183,28 +180,22 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let error = error as? MQTTError else {
-            close(reason: nil)
-            return
-        }
+        guard let error = error as? MQTTError else { return close(reason: nil) }
         protocolFailure(error)
     }
 
     private func protocolFailure(_ error: MQTTError) {
-        core.logger.debug("closing a client that broke the protocol", metadata: ["mqtt.client": "\(remoteAddress)", "mqtt.error": "\(error)"])
-        closeReason = .protocolError
-        if case .awaitingConnect = phase, error.code == .unsupportedProtocolVersion {
-            // MQTT 3.1.1 §3.1.2.2: answer an unknown level with return code 1, then close.
-            write([.connack(MQTTConnAck(reasonCode: .unsupportedProtocolVersion))])
-            return close(reason: nil)
-        }
-        close(reason: error.reasonCode ?? .malformedPacket)
+        logProtocolError("\(error)")
+        if let close = state.decodingFailed(error) { carryOut(close) }
+    }
+
+    private func logProtocolError(_ what: String) {
+        core.logger.debug("closing a client that broke the protocol", metadata: ["mqtt.client": "\(remoteAddress)", "mqtt.error": "\(what)"])
     }
 
     /// Nothing arrived for 1.5 × the client's keep-alive (called by the loop's sweeper).
     func keepAliveExpired() {
-        closeReason = .keepAliveTimeout
-        close(reason: .keepAliveTimeout)
+        if let close = state.keepAliveExpired() { carryOut(close) }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -233,11 +224,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     /// subscriber drains or for at most `maximumPause`: a stuck subscriber slows its
     /// publishers down but never stalls them (its own queue then drops the oldest messages).
     private var paused = false
-    /// The connection is being closed: nothing more it sent is acted on (a TLS close waits for
-    /// close_notify, and the input may hold further packets, even another CONNECT).
-    private var closing = false
     private static let maximumPause = TimeAmount.milliseconds(100)
-    private static let maximumPendingBeforeConnack = 64
 
     func pauseReading() {
         guard let context, !paused else { return }
@@ -260,29 +247,25 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        finishConnection(on: context.eventLoop)
+        if let finish = state.channelInactive() { finishConnection(finish, on: context.eventLoop) }
         context.fireChannelInactive()
     }
 
     /// The connection is over for the broker: its session is let go (or handed on), its will
-    /// published, its end reported. Runs once, when the broker closes the connection (its socket
-    /// may linger a moment to deliver the last packets) or when the connection ends on its own.
-    private func finishConnection(on eventLoop: any EventLoop) {
-        if case .closed = phase { return }
+    /// published, its end reported. Runs once (the state machine answers a finish once), when
+    /// the broker closes the connection (its socket may linger a moment to deliver the last
+    /// packets) or when the connection ends on its own.
+    private func finishConnection(_ finish: BrokerConnectionStateMachine.Finish, on eventLoop: any EventLoop) {
         connectTimeout?.cancel()
         connectTimeout = nil
         keepAliveSweeper?.forget(self)
         keepAliveSweeper = nil
-        let wasConnected: Bool
-        if case .connected = phase { wasConnected = true } else { wasConnected = false }
-        phase = .closed
         core.state.withLockedValue { $0.connections -= 1 }
-        if wasConnected, let session, let reference {
-            let willToSend = closeReason == .normal ? nil : will?.will
-            let stillOwner = core.connectionClosed(session: session, connection: reference, will: willToSend, eventLoop: eventLoop)
+        if finish.wasConnected, let session, let reference {
+            let stillOwner = core.connectionClosed(session: session, connection: reference, will: finish.will, eventLoop: eventLoop)
             // A connection that lost its session to another one ended by takeover, whatever
             // else happened to it at the same time: the client is still connected.
-            let reason = stillOwner ? closeReason : .takenOver
+            let reason = stillOwner ? finish.reason : .takenOver
             if let principal { core.hooks.clientDisconnected(principal, reason: reason) }
             core.events.yield(.clientDisconnected(clientID: session.clientID, reason: reason))
         }
@@ -290,23 +273,15 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
 
     // MARK: CONNECT
 
-    private func beginConnect(_ connect: MQTTConnect) {
-        version = connect.version
-        if connect.version == .v5, connect.properties.authenticationMethod != nil {
-            // MQTT 5 §4.12: no enhanced authentication method is supported; accepting the
-            // connection would let the client believe it authenticated with one.
-            write([.connack(MQTTConnAck(reasonCode: .badAuthenticationMethod))])
-            closeReason = .closedByBroker
-            return close(reason: nil)
-        }
-        phase = .authenticating(connect, pending: [])
+    private func authenticate(_ connect: MQTTConnect) {
+        guard let context else { return }
         let request = MQTTConnectRequest(
             clientID: connect.clientID, username: connect.username, password: connect.password,
             version: connect.version, keepAlive: connect.keepAlive, remoteAddress: remoteAddress, isSecure: isSecure
         )
         let hooks = core.hooks
-        let bound = NIOLoopBound(self, eventLoop: context!.eventLoop)
-        let eventLoop = context!.eventLoop
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
         authentication = Task {
             let result = await hooks.authenticate(request)
             eventLoop.execute { bound.value.completeConnect(result) }
@@ -315,74 +290,42 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
 
     private func completeConnect(_ result: MQTTAuthentication) {
         authentication = nil
-        guard case .authenticating(let connect, let pending) = phase, let context, !closing else { return }
+        guard let context else { return }
+        let hooks = core.hooks
+        let admission: BrokerConnectionStateMachine.Admission
+        switch state.authenticationCompleted(
+            result, configuration: core.configuration,
+            authorizeWill: { hooks.authorizePublish($0, topic: $1) },
+            newClientID: { "auto-" + String(UInt64.random(in: 0...UInt64.max), radix: 36) }
+        ) {
+        case .none: return
+        case .close(let close): return carryOut(close)
+        case .admit(let admitted): admission = admitted
+        }
         connectTimeout?.cancel()
         connectTimeout = nil
-        var principal: MQTTPrincipal
-        switch result {
-        case .refused(let code):
-            write([.connack(MQTTConnAck(reasonCode: code))])
-            closeReason = .closedByBroker
-            return close(reason: nil)
-        case .accepted(let accepted):
-            principal = accepted
-        }
-        // The hook may key the session by an identity of its own (a gateway keys it by device).
-        var clientID = principal.clientID.isEmpty ? connect.clientID : principal.clientID
-        var assigned: String?
-        if clientID.isEmpty {
-            guard core.configuration.allowEmptyClientID, connect.version == .v5 || connect.cleanStart else {
-                write([.connack(MQTTConnAck(reasonCode: .clientIdentifierNotValid))])
-                return close(reason: nil)
-            }
-            clientID = "auto-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
-            assigned = clientID
-        }
-        principal.clientID = clientID
+        let principal = admission.principal
         self.principal = principal
-        if let will = connect.will {
-            guard core.hooks.authorizePublish(principal, topic: will.topic) || connect.version != .v5 else {
-                write([.connack(MQTTConnAck(reasonCode: .notAuthorized))])
-                return close(reason: nil)
-            }
-            self.will = BoxedWill(will)
-        }
-        var keepAlive = connect.keepAlive
-        var serverKeepAlive: UInt16?
-        if let maximum = core.configuration.maximumKeepAlive, keepAlive == 0 || keepAlive > maximum {
-            if connect.version == .v5 {
-                serverKeepAlive = maximum
-            } else if keepAlive > 0 {
-                // 3.1.1 cannot be told another keep-alive: refused, as mosquitto does.
-                write([.connack(MQTTConnAck(reasonCode: .clientIdentifierNotValid))])
-                closeReason = .closedByBroker
-                return close(reason: nil)
-            }
-            // A 3.1.1 client without keep-alive is still let go when silent that long: a server
-            // may disconnect an inactive client at any time (3.1.1 §3.1.2.10).
-            keepAlive = maximum
-        }
-        if keepAlive > 0 {
-            let timeout = TimeAmount.nanoseconds(Int64(Double(keepAlive) * core.configuration.keepAliveFactor * 1e9))
+        if admission.keepAlive > 0 {
+            let timeout = TimeAmount.nanoseconds(Int64(Double(admission.keepAlive) * core.configuration.keepAliveFactor * 1e9))
             let sweeper = core.keepAliveSweepers.sweeper(for: context.eventLoop)
             sweeper.watch(self, timeout: timeout)
             keepAliveSweeper = sweeper
         }
-        guard let opened = core.openSession(connect: connect, clientID: clientID, principal: principal, connection: reference!) else {
-            core.logger.notice("refused a client id that holds another user's session", metadata: ["mqtt.client": "\(clientID)"])
-            write([.connack(MQTTConnAck(reasonCode: .clientIdentifierNotValid))])
-            closeReason = .closedByBroker
-            return close(reason: nil)
+        guard let opened = core.openSession(connect: admission.connect, clientID: principal.clientID, principal: principal, connection: reference!) else {
+            core.logger.notice("refused a client id that holds another user's session", metadata: ["mqtt.client": "\(principal.clientID)"])
+            if let close = state.sessionRefused() { carryOut(close) }
+            return
         }
         session = opened.session
         opened.replaced?.close(reason: .sessionTakenOver)
-        phase = .connected
-        if version == .v5, let accepted = connect.properties.topicAliasMaximum, accepted > 0, core.configuration.outgoingTopicAliasMaximum > 0 {
-            if aliases == nil { aliases = TopicAliases() }
+        let pending = state.sessionOpened()
+        if version == .v5, let accepted = admission.connect.properties.topicAliasMaximum, accepted > 0, core.configuration.outgoingTopicAliasMaximum > 0 {
+            if aliases == nil { aliases = OutgoingTopicAliases() }
             aliases!.outgoingMaximum = min(accepted, core.configuration.outgoingTopicAliasMaximum)
         }
-        var properties = connackProperties(assigned: assigned)
-        if let serverKeepAlive { properties.list.append(.serverKeepAlive(serverKeepAlive)) }
+        var properties = connackProperties(assigned: admission.assignedClientID)
+        if let serverKeepAlive = admission.serverKeepAlive { properties.list.append(.serverKeepAlive(serverKeepAlive)) }
         write([.connack(MQTTConnAck(sessionPresent: opened.sessionPresent, reasonCode: .success, properties: properties))])
         core.hooks.clientConnected(principal, remoteAddress: remoteAddress)
         core.events.yield(.clientConnected(principal, remoteAddress: remoteAddress, sessionPresent: opened.sessionPresent))
@@ -393,8 +336,8 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         }
         write(core.resume(opened.session))
         for packet in pending {
-            guard case .connected = phase, !closing else { break }
-            handle(packet)
+            guard state.isConnected else { break }
+            receive(packet)
         }
         // Publications held until CONNACK are routed now, not at the next read (there may be none).
         commitDeliveries()
@@ -417,11 +360,9 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
 
     // MARK: Packets of a connected client
 
-    private func handle(_ packet: MQTTPacket) {
-        guard let session else { return }
+    /// Acknowledgements, subscriptions and pings of a connected client: its session's business.
+    private func handle(_ packet: MQTTPacket, session: BrokerSession) {
         switch packet {
-        case .publish(let publish):
-            handlePublish(publish, session: session)
         case .puback(let ack):
             acknowledge(ack.packetID, completing: .awaitingPubAck, session: session)
         case .pubrec(let ack):
@@ -450,60 +391,30 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             write([.unsuback(MQTTSubAck(packetID: unsubscribe.packetID, reasonCodes: version == .v5 ? codes : []))])
         case .pingreq:
             write([.pingresp])
-        case .disconnect(let disconnect):
-            if version == .v5, let expiry = disconnect.properties.sessionExpiryInterval {
-                let wasZero = session.lock.withLock { session.expiryInterval == 0 }
-                if wasZero, expiry != 0 { return protocolViolation("session expiry set on DISCONNECT after CONNECT had 0") }
-                session.lock.withLock {
-                    session.expiryInterval = min(expiry, core.configuration.maximumSessionExpiry)
-                    session.endsWithConnection = expiry == 0
-                }
-            }
-            closeReason = .normal
-            if disconnect.reasonCode == .disconnectWithWillMessage { closeReason = .connectionLost }
-            close(reason: nil)
-        case .connect:
-            protocolViolation("a second CONNECT")
-        case .auth:
-            protocolViolation("enhanced authentication is not supported")
-        case .connack, .suback, .unsuback, .pingresp:
-            protocolViolation("a \(packet.name) from a client")
+        case .connect, .connack, .publish, .disconnect, .suback, .unsuback, .pingresp, .auth:
+            // The state machine answers these itself.
+            return
         }
     }
 
-    private func handlePublish(_ publish: MQTTPublish, session: BrokerSession) {
-        var topic = publish.topic
-        if version == .v5, let alias = publish.properties.topicAlias {
-            guard alias <= core.configuration.topicAliasMaximum else {
-                return close(reason: .topicAliasInvalid, because: .protocolError)
-            }
-            if aliases == nil { aliases = TopicAliases() }
-            if topic.isEmpty {
-                guard let known = aliases!.incoming[alias] else { return close(reason: .protocolError, because: .protocolError) }
-                topic = known
-            } else {
-                aliases!.incoming[alias] = topic
-            }
-        }
-        if publish.qos > core.configuration.maximumQoS { return close(reason: .qosNotSupported, because: .protocolError) }
-        if publish.retain, !core.configuration.retainAvailable { return close(reason: .retainNotSupported, because: .protocolError) }
-        let message = MQTTMessage(topic: topic, payload: publish.payload, qos: publish.qos, retain: publish.retain, properties: version == .v5 ? publish.properties : [])
+    private func publish(_ message: MQTTMessage, qos: MQTTQoS, packetID: UInt16?, session: BrokerSession) {
+        let topic = message.topic
         guard let principal, core.hooks.authorizePublish(principal, topic: topic) else {
             core.logger.debug("publication refused", metadata: ["mqtt.client": "\(session.clientID)", "mqtt.topic": "\(topic)"])
-            switch publish.qos {
+            switch qos {
             case .atMostOnce: return
-            case .atLeastOnce: return write([.puback(MQTTAck(packetID: publish.packetID!, reasonCode: version == .v5 ? refusal : .success))])
-            case .exactlyOnce: return write([.pubrec(MQTTAck(packetID: publish.packetID!, reasonCode: version == .v5 ? refusal : .success))])
+            case .atLeastOnce: return write([.puback(MQTTAck(packetID: packetID!, reasonCode: version == .v5 ? refusal : .success))])
+            case .exactlyOnce: return write([.pubrec(MQTTAck(packetID: packetID!, reasonCode: version == .v5 ? refusal : .success))])
             }
         }
-        switch publish.qos {
+        switch qos {
         case .atMostOnce:
             _ = core.route(message, from: session, into: &outbox)
         case .atLeastOnce:
             let delivered = core.route(message, from: session, into: &outbox)
-            write([.puback(MQTTAck(packetID: publish.packetID!, reasonCode: delivered == 0 && version == .v5 ? .noMatchingSubscribers : .success))])
+            write([.puback(MQTTAck(packetID: packetID!, reasonCode: delivered == 0 && version == .v5 ? .noMatchingSubscribers : .success))])
         case .exactlyOnce:
-            let id = publish.packetID!
+            let id = packetID!
             let (isNew, overLimit) = session.lock.withLock { () -> (Bool, Bool) in
                 let isNew = session.inboundQoS2.insert(id).inserted
                 return (isNew, session.inboundQoS2.count > Int(core.configuration.receiveMaximum))
@@ -543,8 +454,13 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     /// Encodes and writes packets; the flush happens once the event loop has run what is pending,
     /// so that messages arriving together leave together.
     func write(_ packets: [MQTTPacket]) {
+        // Nothing is sent once the connection is over for the broker, but what closing sends.
+        guard state.isOpen else { return }
+        send(packets)
+    }
+
+    private func send(_ packets: [MQTTPacket]) {
         guard let context, !packets.isEmpty else { return }
-        if case .closed = phase { return }
         let limit = session?.maximumPacketSizeUnlocked
         var buffer = context.channel.allocator.buffer(capacity: 64 * packets.count)
         for var packet in packets {
@@ -579,7 +495,7 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     /// The first message on a topic defines an alias beside the topic; later ones carry the
     /// alias alone. Topics beyond the client's maximum go out whole. Returns the topic whose
     /// alias this packet defines, if it defines one.
-    private static func applyOutgoingAlias(_ publish: inout MQTTPublish, _ aliases: TopicAliases) -> String? {
+    private static func applyOutgoingAlias(_ publish: inout MQTTPublish, _ aliases: OutgoingTopicAliases) -> String? {
         if let alias = aliases.outgoing[publish.topic] {
             publish.properties.list.append(.topicAlias(alias))
             publish.topic = ""
@@ -599,27 +515,26 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         context.flush()
     }
 
-    private func protocolViolation(_ what: String) {
-        core.logger.debug("closing a client for a protocol error", metadata: ["mqtt.client": "\(remoteAddress)", "mqtt.error": "\(what)"])
-        close(reason: .protocolError, because: .protocolError)
-    }
-
     private func close(reason: MQTTReasonCode, because cause: MQTTBrokerEvent.DisconnectReason) {
-        closeReason = cause
-        close(reason: reason)
+        guard context != nil, let close = state.close(reason, because: cause) else { return }
+        carryOut(close)
     }
 
     /// Closes the connection; a v5 client is told why with DISCONNECT first.
     func close(reason: MQTTReasonCode?) {
-        guard let context, !closing else { return }
-        if case .closed = phase { return }
-        if reason == .sessionTakenOver { closeReason = .takenOver }
-        if let reason, version == .v5, case .connected = phase {
-            write([.disconnect(MQTTReasonPacket(reasonCode: reason))])
-        }
+        guard context != nil, let close = state.close(reason) else { return }
+        carryOut(close)
+    }
+
+    /// Sends what closing sends (a refusing CONNACK, a v5 DISCONNECT), ends the connection for
+    /// the broker and closes the socket once the client has had a moment to read.
+    private func carryOut(_ close: BrokerConnectionStateMachine.Close) {
+        guard let context else { return }
+        if let code = close.connack { send([.connack(MQTTConnAck(reasonCode: code))]) }
+        if let code = close.disconnect { send([.disconnect(MQTTReasonPacket(reasonCode: code))]) }
+        flushScheduled = true
         flushIfNeeded()
-        closing = true
-        finishConnection(on: context.eventLoop)
+        finishConnection(close.finish, on: context.eventLoop)
         lingeringClose(context)
     }
 
