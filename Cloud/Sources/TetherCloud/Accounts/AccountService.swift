@@ -40,7 +40,7 @@ public struct AccountService: Sendable {
     /// The app named by `X-Gizwits-Application-Id`; 9003 when there is none.
     func requireApp(_ appID: String?) async throws -> AppRecord {
         guard let appID, !appID.isEmpty else { throw CloudAPIError.appIDInvalid(detail: "X-Gizwits-Application-Id is required") }
-        guard let app = try await AppRecord.find(appID, in: database) else {
+        guard let app = try await AppStore(database).find(appID) else {
             throw CloudAPIError.appIDInvalid(detail: "no app has this id")
         }
         return app

@@ -16,10 +16,7 @@ public struct Administration: Sendable {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { throw CloudAPIError.formInvalid(detail: "the app needs a name") }
         let app = CreatedApp(appID: Secrets.hex(bytes: 16), appSecret: Secrets.hex(bytes: 16))
-        try await database.query(
-            "INSERT INTO apps (app_id, name, secret, created_at) VALUES ($1, $2, $3, $4)",
-            .text(app.appID), .text(trimmed), .text(app.appSecret), .int(Clock.unixNow())
-        )
+        try await AppStore(database).insert(appID: app.appID, name: trimmed, secret: app.appSecret, now: Clock.unixNow())
         return app
     }
 
@@ -30,11 +27,7 @@ public struct Administration: Sendable {
                 throw CloudAPIError.formInvalid(detail: "the JWKS URL must be an http or https URL")
             }
         }
-        let rows = try await database.query(
-            "UPDATE apps SET jwks_url = $2, jwt_issuer = $3, jwt_audience = $4 WHERE app_id = $1 RETURNING app_id",
-            .text(appID), .optional(issuer?.jwksURL), .optional(issuer?.issuer), .optional(issuer?.audience)
-        )
-        guard !rows.isEmpty else { throw CloudAPIError.appIDInvalid(detail: "no app has this id") }
+        guard try await AppStore(database).setThirdParty(appID: appID, issuer) else { throw CloudAPIError.appIDInvalid(detail: "no app has this id") }
     }
 
     public struct CreatedProduct: Sendable, Equatable {
@@ -57,21 +50,16 @@ public struct Administration: Sendable {
         var model = try format.load(modelFile)
         model.productKey = product.productKey
         model.name = trimmed
-        try await database.query(
-            """
-            INSERT INTO products (product_key, name, secret, model_format, model_json, sharing_enabled, unsigned_registration, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-            """,
-            .text(product.productKey), .text(trimmed), .text(product.productSecret), .text(format.rawValue),
-            .text(try format.serialize(model)), .bool(sharingEnabled), .bool(unsignedRegistration), .int(Clock.unixNow())
+        let stored = ProductStore.NewProduct(
+            productKey: product.productKey, name: trimmed, secret: product.productSecret, format: format,
+            modelJSON: try format.serialize(model), sharingEnabled: sharingEnabled, unsignedRegistration: unsignedRegistration
         )
+        try await ProductStore(database).insert(stored, now: Clock.unixNow())
         return product
     }
 
     public func products() async throws -> [ProductRecord] {
-        try await database.query("SELECT * FROM products ORDER BY name, product_key").map { row throws(StorageError) in
-            try ProductRecord(row: row)
-        }
+        try await ProductStore(database).all()
     }
 
     public struct CreatedDevice: Sendable, Equatable {
@@ -95,7 +83,7 @@ public struct Administration: Sendable {
 
     /// A device with its own secret for the MQTT gateway.
     public func createDevice(productKey: String, name: String, mac: String?) async throws -> CreatedDevice {
-        guard try await ProductRecord.find(productKey, in: database) != nil else {
+        guard try await ProductStore(database).find(productKey) != nil else {
             throw CloudAPIError.productKeyInvalid(detail: "no product has this key")
         }
         guard (1...64).contains(name.count), name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_@.:".contains($0)) }) else {
@@ -125,11 +113,9 @@ public struct Administration: Sendable {
     /// notice within a minute, when live sessions re-check their tokens.
     public func setUserDisabled(uid: String, _ disabled: Bool, bus: (any ClusterBus)? = nil) async throws {
         let updated = try await database.transaction { transaction in
-            let rows = try await transaction.query(
-                "UPDATE users SET is_disabled = $2, updated_at = $3 WHERE uid = $1 RETURNING uid", .text(uid), .bool(disabled), .int(Clock.unixNow())
-            )
-            if disabled, !rows.isEmpty { try await transaction.query("DELETE FROM user_tokens WHERE uid = $1", .text(uid)) }
-            return !rows.isEmpty
+            let exists = try await UserStore(transaction).setDisabled(uid: uid, disabled, now: Clock.unixNow())
+            if disabled, exists { try await TokenStore(transaction).deleteAll(uid: uid) }
+            return exists
         }
         guard updated else { throw CloudAPIError.userNotExist(detail: "no user has this uid") }
         await bus?.publish(.credentialsChanged(uid: uid))

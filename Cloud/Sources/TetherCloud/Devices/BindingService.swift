@@ -94,7 +94,7 @@ public struct BindingService: Sendable {
         let mac = try Validation.mac(body.mac)
         try Validation.displayText(remark, field: "remark")
         try Validation.displayText(alias, field: "dev_alias")
-        guard let product = try await ProductRecord.find(productKey, in: database) else {
+        guard let product = try await ProductStore(database).find(productKey) else {
             throw CloudAPIError.productKeyInvalid()
         }
         guard let signature, Secrets.constantTimeEquals(signature.lowercased(), Secrets.md5(product.secret + timestamp)) else {
@@ -127,7 +127,7 @@ public struct BindingService: Sendable {
             try await bindings.rename(uid, did: device.did, remark: remark, alias: alias, labels: nil)
             return mine.role
         }
-        guard let product = try await ProductRecord.find(device.productKey, in: transaction) else {
+        guard let product = try await ProductStore(transaction).find(device.productKey) else {
             throw CloudAPIError.productKeyInvalid()
         }
         let roles = existing.map(\.role)
@@ -206,7 +206,7 @@ public struct BindingService: Sendable {
     /// it to show a device before binding it).
     func productModel(_ productKey: String?) async throws -> ThingModel {
         guard let productKey, !productKey.isEmpty else { throw CloudAPIError.formInvalid(detail: "product_key is required") }
-        guard let product = try await ProductRecord.find(productKey, in: database) else { throw CloudAPIError.productKeyInvalid() }
+        guard let product = try await ProductStore(database).find(productKey) else { throw CloudAPIError.productKeyInvalid() }
         return product.model
     }
 

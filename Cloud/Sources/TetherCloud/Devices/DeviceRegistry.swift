@@ -89,7 +89,7 @@ public struct DeviceRegistry: Sendable {
     /// spend it and block the product's devices.
     func register(_ request: Request, source: ClientSource) async throws -> DeviceRegistrationAnswer {
         try await limiter.consume("register:source:\(source.key)", policy.registrationsPerSource).require("too many registrations from this address")
-        guard let product = try await ProductRecord.find(request.productKey, in: database) else {
+        guard let product = try await ProductStore(database).find(request.productKey) else {
             throw CloudAPIError.productKeyInvalid()
         }
         for _ in 0..<2 {

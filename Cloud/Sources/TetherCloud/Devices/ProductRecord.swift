@@ -25,10 +25,4 @@ public struct ProductRecord: Sendable, Equatable {
         unsignedRegistration = try row.bool("unsigned_registration")
         createdAt = try row.int("created_at")
     }
-
-    static func find(_ productKey: String, in executor: any SQLExecutor) async throws(StorageError) -> ProductRecord? {
-        try await executor.first("SELECT * FROM products WHERE product_key = $1", .text(productKey)).map { row throws(StorageError) in
-            try ProductRecord(row: row)
-        }
-    }
 }

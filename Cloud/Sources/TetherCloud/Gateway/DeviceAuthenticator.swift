@@ -96,11 +96,11 @@ struct DeviceAuthenticator: Sendable {
         guard let random = clientID["random"], !random.isEmpty, clientID.signMethod == .hmacsha256 else {
             throw Refusal(.badUserNameOrPassword, "registration needs random=… and signmethod=hmacsha256")
         }
-        guard let product = try await database.first("SELECT secret FROM products WHERE product_key = $1", .text(device.productKey)) else {
+        guard let productSecret = try await ProductStore(database).secret(device.productKey) else {
             throw Refusal(.badUserNameOrPassword, "no product \(device.productKey)")
         }
         let content = AlinkCredentials.registrationContent(device: device, random: random)
-        guard AlinkSignMethod.hmacsha256.verify(password, content: content, key: try product.text("secret")) else {
+        guard AlinkSignMethod.hmacsha256.verify(password, content: content, key: productSecret) else {
             throw Refusal(.badUserNameOrPassword, "the registration signature does not match")
         }
         guard let stored = try await DeviceStore(database).credentials(productKey: device.productKey, deviceName: device.deviceName),

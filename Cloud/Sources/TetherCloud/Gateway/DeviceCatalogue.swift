@@ -20,7 +20,7 @@ final class DeviceCatalogue: Sendable {
 
     func model(_ productKey: String) async throws -> ThingModel {
         if let model = models.withLock({ $0[productKey] }) { return model }
-        guard let product = try await ProductRecord.find(productKey, in: database) else {
+        guard let product = try await ProductStore(database).find(productKey) else {
             throw StorageError(.unexpectedValue, "no product \(productKey)")
         }
         models.withLock { $0[productKey] = product.model }

@@ -141,6 +141,14 @@ struct UserStore: Sendable {
         )
     }
 
+    /// Disables or enables the account; false when there is none.
+    func setDisabled(uid: String, _ disabled: Bool, now: Int64) async throws(StorageError) -> Bool {
+        let rows = try await executor.query(
+            "UPDATE users SET is_disabled = $2, updated_at = $3 WHERE uid = $1 RETURNING uid", .text(uid), .bool(disabled), .int(now)
+        )
+        return !rows.isEmpty
+    }
+
     func confirmEmail(uid: String) async throws(StorageError) {
         try await executor.query("UPDATE users SET email_confirmed = 1 WHERE uid = $1", .text(uid))
     }
