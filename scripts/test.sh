@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test. This is the command CI runs (.ci/run).
+#  0. What the tests need beyond the toolchain (scripts/prerequisites.sh: installed with apt when
+#     this machine lets us, or the exact command to run printed).
 #  1. Swift Testing: unit tests, bounded fuzzing, SDK ↔ agent over loopback, the executables,
 #     broadcast discovery in network namespaces (root and iproute2; skipped otherwise), the MQTT
 #     client against mosquitto (when mosquitto is installed; skipped otherwise).
@@ -10,6 +12,8 @@
 #     pinned by Tests/Interop/requirements.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+scripts/prerequisites.sh
 
 swift build --build-tests
 swift test --skip-build "$@"

@@ -56,7 +56,7 @@ struct CloudHTTPClient: Sendable {
         head.headers.add(name: "Host", value: endpoint.port == (endpoint.isSecure ? 443 : 80) ? endpoint.host : "\(endpoint.host):\(endpoint.port)")
         head.headers.add(name: "Connection", value: "close")
         head.headers.add(name: "Accept", value: "application/json")
-        head.headers.add(name: "User-Agent", value: "Tether-SDK")
+        head.headers.add(name: "User-Agent", value: "Tether-SDK/" + TetherVersion.current)
         for (name, value) in request.headers { head.headers.add(name: name, value: value) }
         var body: ByteBuffer?
         if let json = request.body {

@@ -11,6 +11,7 @@ struct TetherAgentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tether-agent",
         abstract: "The device side of Tether: speaks the Gizwits GAgent LAN protocol like a Wi-Fi module does.",
+        version: TetherVersion.current,
         subcommands: [Simulate.self]
     )
 }

@@ -1,10 +1,12 @@
 import ArgumentParser
+import TetherCore
 
 @main
 struct TetherCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tether",
         abstract: "Drive Tether devices from a terminal: your account and devices through the SDK, the LAN protocol, MQTT.",
+        version: TetherVersion.current,
         subcommands: [
             Login.self, Register.self, Logout.self, WhoAmI.self,
             Devices.self, Bind.self, Unbind.self, Status.self, Write.self, Watch.self,

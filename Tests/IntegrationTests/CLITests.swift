@@ -127,6 +127,15 @@ struct CLITests {
         #expect(refused.status != 0)
     }
 
+    @Test("tether and tether-agent report the one version of the release")
+    func versions() async throws {
+        for executable in ["tether", "tether-agent"] {
+            let output = try await Executables.run(Executables.path(executable), ["--version"])
+            #expect(output.status == 0, "\(output.stderr)")
+            #expect(output.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == TetherVersion.current)
+        }
+    }
+
     @Test("tether demo discovers, writes to and watches its built-in virtual device")
     func demo() async throws {
         let output = try await tether("demo", "--seconds", "1.5")

@@ -207,6 +207,10 @@ struct DevStack {
         try config.serialized(pretty: true).write(toFile: "\(directory)/cli/config.json", atomically: true, encoding: .utf8)
     }
 
+    private static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
     func printSummary(state: String, httpPort: Int, mqttPort: Int, udpPort: Int, tcpPort: Int) {
         var lines = [
             "▶ cloud  http://127.0.0.1:\(httpPort) (SQLite \(state)/cloud.sqlite), device gateway mqtt://127.0.0.1:\(mqttPort)",
@@ -220,10 +224,16 @@ struct DevStack {
                 lines.append("  its binding QR code: \(code.text)")
             }
         }
+        var pathLine: [String] = []
+        // scripts/dev.sh says where it built the CLI.
+        if let binDirectory = ProcessInfo.processInfo.environment["TETHER_CLI_BIN_DIR"], !binDirectory.isEmpty {
+            pathLine = ["  export PATH=\"\(Self.absolute(binDirectory)):$PATH\""]
+        }
         lines += [
             "",
             "Drive it from another terminal:",
-            "  export TETHER_HOME=\(state)/cli",
+            "  export TETHER_HOME=\(Self.absolute(state))/cli",
+        ] + pathLine + [
             "  tether login --username \(Self.username) --password \(Self.password)",
             "  tether devices",
             "  tether write \(devices[0].did) LED_OnOff=true",

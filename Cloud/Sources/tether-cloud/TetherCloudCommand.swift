@@ -1,10 +1,12 @@
 import ArgumentParser
+import TetherCore
 
 @main
 struct TetherCloudCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tether-cloud",
         abstract: "The self-hostable Tether cloud: accounts, products, devices and bindings behind a Gizwits-compatible Open API.",
+        version: TetherVersion.current,
         subcommands: [ServeCommand.self, AdminCommand.self, DevCommand.self]
     )
 }

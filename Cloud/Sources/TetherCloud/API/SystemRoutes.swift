@@ -6,7 +6,7 @@ import TetherCore
 /// `GET /status`, `GET /errors` and `GET /openapi.json`. (`/metrics` has its own listener:
 /// ``MetricsListener``.)
 struct SystemRoutes<Context: RequestContext> {
-    static var version: String { "0.4.0" }
+    static var version: String { TetherVersion.current }
 
     let accounts: AccountService
     let metrics: CloudMetrics
