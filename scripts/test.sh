@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test. This is the command CI runs (.ci/run).
 #  0. What the tests need beyond the toolchain (scripts/prerequisites.sh: installed with apt when
-#     this machine lets us, or the exact command to run printed).
+#     this machine lets us, or the exact command to run printed), and the style lint
+#     (swift format, configured by .swift-format).
 #  1. Swift Testing: unit tests, bounded fuzzing, SDK ↔ agent over loopback, the executables,
 #     broadcast discovery in network namespaces (root and iproute2; skipped otherwise), the MQTT
 #     client against mosquitto (when mosquitto is installed; skipped otherwise).
@@ -14,6 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/prerequisites.sh
+swift format lint --recursive --strict Sources Cloud/Sources
 
 swift build --build-tests
 swift test --skip-build "$@"

@@ -118,7 +118,9 @@ extension Device {
     /// Writes through the cloud; with `waitForReport`, returns the report that answers `sn` when
     /// it comes within the request timeout (nil otherwise), and throws when the device rejects
     /// the write after the cloud accepted it.
-    func writeThroughCloud(_ values: [String: DataValue], sn: UInt32, on realtime: CloudRealtime, waitForReport: Bool) async throws(TetherError) -> DeviceStatus? {
+    func writeThroughCloud(
+        _ values: [String: DataValue], sn: UInt32, on realtime: CloudRealtime, waitForReport: Bool
+    ) async throws(TetherError) -> DeviceStatus? {
         var attrs = JSONObject()
         for (name, value) in values { attrs[name] = value.jsonValue }
         // Registered before the write: the report can follow the acknowledgement immediately.

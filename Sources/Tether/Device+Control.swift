@@ -157,7 +157,9 @@ extension Device {
 
     func requireCodec() throws(TetherError) -> P0Codec {
         guard let codec else {
-            throw TetherError(.unknownProduct, "no product model for product key \(productKey): add it to the client's configuration, or let the client fetch it from a cloud that has it")
+            throw TetherError(
+                .unknownProduct,
+                "no product model for product key \(productKey): add it to the client's configuration, or let the client fetch it from a cloud that has it")
         }
         return codec
     }

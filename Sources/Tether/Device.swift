@@ -63,7 +63,11 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
 
     let state: Mutex<State>
 
-    init(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, lan: LANConfiguration, link: RealtimeLink?, tasks: TaskScope, logger: Logger, modelSource: (@Sendable (String) async -> ThingModel?)? = nil, onNetStatusChange: @escaping @Sendable (Device, NetStatus?) -> Void) {
+    init(
+        id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, lan: LANConfiguration,
+        link: RealtimeLink?, tasks: TaskScope, logger: Logger, modelSource: (@Sendable (String) async -> ThingModel?)? = nil,
+        onNetStatusChange: @escaping @Sendable (Device, NetStatus?) -> Void
+    ) {
         self.id = id
         self.modelState = Mutex((model, model.flatMap { try? P0Codec(model: $0) }))
         self.modelSource = modelSource
@@ -72,10 +76,11 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         self.tasks = tasks
         self.logger = logger
         self.onNetStatusChange = onNetStatusChange
-        self.state = Mutex(State(
-            did: did, productKey: productKey, mac: mac, endpoint: endpoint,
-            path: DevicePath(onLAN: onLAN, cloudLinkUp: link?.connected != nil), lastSeen: onLAN ? .now : nil
-        ))
+        self.state = Mutex(
+            State(
+                did: did, productKey: productKey, mac: mac, endpoint: endpoint,
+                path: DevicePath(onLAN: onLAN, cloudLinkUp: link?.connected != nil), lastSeen: onLAN ? .now : nil
+            ))
     }
 
     /// Takes `model` when the device has none and it is the device's product's; true when it did.

@@ -157,7 +157,7 @@ public final class TetherAccount: Sendable {
         let session = try await validSession()
         do {
             return try await operation(session)
-        } catch where error.code == .notLoggedIn {
+        } catch let error where error.code == .notLoggedIn {
             expire(session)
             throw error
         }
@@ -190,7 +190,7 @@ public final class TetherAccount: Sendable {
         }
         do {
             return try await renewed.value(ifCancelled: { TetherError(.cancelled, "cancelled while the session was renewed") })
-        } catch where error.code == .notLoggedIn {
+        } catch let error where error.code == .notLoggedIn {
             expire(session)
             throw error
         } catch {

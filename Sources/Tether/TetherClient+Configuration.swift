@@ -146,5 +146,4 @@ public struct LANConfiguration: Sendable {
         .init(connectTimeout: connectTimeout, requestTimeout: requestTimeout, maximumFrameLength: maximumFrameLength)
     }
 
-
 }

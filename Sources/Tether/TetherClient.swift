@@ -198,7 +198,8 @@ public final class TetherClient: Sendable {
         let mac = info.macString
         let endpoint = LANEndpoint(host: answer.host, port: configuration.lan.tcpPort)
         let device = register(id: mac, aliases: [info.did, Device.normalizedMAC(mac)]) {
-            makeDevice(id: mac, did: info.did, productKey: info.productKey, mac: mac, endpoint: endpoint, onLAN: true, model: model(forProductKey: info.productKey))
+            makeDevice(
+                id: mac, did: info.did, productKey: info.productKey, mac: mac, endpoint: endpoint, onLAN: true, model: model(forProductKey: info.productKey))
         }
         device.sawOnLAN(did: info.did, productKey: info.productKey, endpoint: endpoint)
         fetchModelIfMissing(device)

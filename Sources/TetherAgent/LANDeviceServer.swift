@@ -24,7 +24,10 @@ public final class LANDeviceServer: Sendable {
     private let clients = Mutex<[ObjectIdentifier: any Channel]>([:])
 
     /// - Parameter group: the event loops to run on; NIO's shared singleton when nil.
-    public init(device: VirtualDevice, configuration: LANDeviceConfiguration = .init(), logger: Logger = Logger(label: "tether.agent"), group: (any EventLoopGroup)? = nil) {
+    public init(
+        device: VirtualDevice, configuration: LANDeviceConfiguration = .init(), logger: Logger = Logger(label: "tether.agent"),
+        group: (any EventLoopGroup)? = nil
+    ) {
         self.device = device
         self.configuration = configuration
         self.logger = logger
@@ -55,7 +58,8 @@ public final class LANDeviceServer: Sendable {
                 sockets = try await bindSockets()
             } catch {
                 guard ContinuousClock.now < deadline, !Task.isCancelled else {
-                    let failure = TetherError(.bindFailed, "cannot listen on \(configuration.host) UDP \(configuration.udpPort) / TCP \(configuration.tcpPort): \(error)")
+                    let failure = TetherError(
+                        .bindFailed, "cannot listen on \(configuration.host) UDP \(configuration.udpPort) / TCP \(configuration.tcpPort): \(error)")
                     bound.resolve(.failure(failure))
                     throw failure
                 }
@@ -69,17 +73,21 @@ public final class LANDeviceServer: Sendable {
             tcpPort: tcp.channel.localAddress?.port ?? configuration.tcpPort
         )
         bound.resolve(.success(addresses))
-        logger.debug("virtual device listening", metadata: ["tether.did": "\(device.identity.did)", "tether.udp": "\(addresses.udpPort)", "tether.tcp": "\(addresses.tcpPort)"])
+        logger.debug(
+            "virtual device listening",
+            metadata: ["tether.did": "\(device.identity.did)", "tether.udp": "\(addresses.udpPort)", "tether.tcp": "\(addresses.tcpPort)"])
 
         do {
             try await serve(udp: udp, tcp: tcp)
-        } catch where Task.isCancelled {
+        } catch let error where Task.isCancelled {
             // Cancellation is how a server is stopped; it is not a failure.
         }
     }
 
     /// Both sockets, or neither.
-    private func bindSockets() async throws -> (NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>, NIOAsyncChannel<any Channel, Never>) {
+    private func bindSockets() async throws -> (
+        NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>, NIOAsyncChannel<any Channel, Never>
+    ) {
         let udp = try await bindUDP(port: configuration.udpPort)
         let configuration = self.configuration
         do {
@@ -283,7 +291,8 @@ public final class LANDeviceServer: Sendable {
                             do {
                                 message = try GizwitsLANMessage(frame: frame)
                             } catch {
-                                self.logger.debug("closing a client that sent a malformed frame", metadata: ["tether.client": "\(client)", "tether.error": "\(error)"])
+                                self.logger.debug(
+                                    "closing a client that sent a malformed frame", metadata: ["tether.client": "\(client)", "tether.error": "\(error)"])
                                 return
                             }
                             let actions = session.receive(message, device: self.device, hotspots: self.configuration.hotspots, hardwareInfo: self.hardwareInfo)

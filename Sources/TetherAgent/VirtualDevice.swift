@@ -29,7 +29,9 @@ public final class VirtualDevice: Sendable {
     /// - Parameters:
     ///   - bindable: whether the binding window is open (the passcode is handed out on request).
     ///   - onboarding: whether the device waits for Wi-Fi credentials (SoftAP mode, `0x0001`).
-    public init(model: ThingModel, identity: DeviceIdentity, values: [String: DataValue] = [:], bindable: Bool = false, onboarding: Bool = false) throws(TetherError) {
+    public init(
+        model: ThingModel, identity: DeviceIdentity, values: [String: DataValue] = [:], bindable: Bool = false, onboarding: Bool = false
+    ) throws(TetherError) {
         self.identity = identity
         self.model = model
         self.codec = try P0Codec(model: model)

@@ -53,7 +53,9 @@ public struct AlinkCredentials: Hashable, Sendable {
     ) -> AlinkCredentials {
         let clientID = AlinkClientID(
             prefix: "\(device.deviceName).\(device.productKey)",
-            fields: [("random", random), ("authType", authType.rawValue), ("securemode", String(secureMode)), ("signmethod", AlinkSignMethod.hmacsha256.rawValue)]
+            fields: [
+                ("random", random), ("authType", authType.rawValue), ("securemode", String(secureMode)), ("signmethod", AlinkSignMethod.hmacsha256.rawValue),
+            ]
         )
         let password = AlinkSignMethod.hmacsha256.sign(registrationContent(device: device, random: random), key: productSecret)
         return AlinkCredentials(clientID: clientID.description, username: device.username, password: password)

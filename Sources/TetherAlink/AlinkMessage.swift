@@ -68,7 +68,9 @@ public struct AlinkReply: Hashable, Sendable {
 
     /// A reply made of these fields as given; ``AlinkRequest/reply(code:data:message:)`` fills in the
     /// request's `id`, `method` and `version`.
-    public init(id: String, code: Int = AlinkReply.success, data: JSONValue = .object([:]), message: String = "success", method: String? = nil, version: String? = nil) {
+    public init(
+        id: String, code: Int = AlinkReply.success, data: JSONValue = .object([:]), message: String = "success", method: String? = nil, version: String? = nil
+    ) {
         self.id = id
         self.code = code
         self.data = data

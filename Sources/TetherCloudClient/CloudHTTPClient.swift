@@ -123,7 +123,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler {
             status = Int(head.status.code)
         case .body(var part):
             guard body.readableBytes + part.readableBytes <= CloudHTTPClient.maximumResponseSize else {
-                finish(.failure(TetherError(.unexpectedCloudResponse, "the cloud's answer is larger than \(CloudHTTPClient.maximumResponseSize) bytes")), context: context)
+                finish(
+                    .failure(TetherError(.unexpectedCloudResponse, "the cloud's answer is larger than \(CloudHTTPClient.maximumResponseSize) bytes")),
+                    context: context)
                 return
             }
             body.writeBuffer(&part)

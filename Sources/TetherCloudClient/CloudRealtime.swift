@@ -21,7 +21,10 @@ public struct CloudRealtimeConfiguration: Sendable {
     public var reconnect: ReconnectPolicy
 
     /// A configuration; only the endpoint and app ID are required.
-    public init(endpoint: CloudEndpoint, appID: String, heartbeat: Duration = .seconds(60), requestTimeout: Duration = .seconds(10), reconnect: ReconnectPolicy = ReconnectPolicy()) {
+    public init(
+        endpoint: CloudEndpoint, appID: String, heartbeat: Duration = .seconds(60), requestTimeout: Duration = .seconds(10),
+        reconnect: ReconnectPolicy = ReconnectPolicy()
+    ) {
         self.endpoint = endpoint
         self.appID = appID
         self.heartbeat = heartbeat
@@ -285,9 +288,10 @@ public final class CloudRealtime: Sendable {
                 .channelInitializer { [self] channel in
                     channel.eventLoop.makeCompletedFuture {
                         if endpoint.isSecure { try CloudHTTPClient.addTLS(to: channel, host: endpoint.host) }
-                        upgradedBox.set(try M2MWebSocketChannel.install(
-                            on: channel, host: endpoint.host, port: endpoint.port, path: path, received: { [weak self] text in self?.receive(text) }
-                        ))
+                        upgradedBox.set(
+                            try M2MWebSocketChannel.install(
+                                on: channel, host: endpoint.host, port: endpoint.port, path: path, received: { [weak self] text in self?.receive(text) }
+                            ))
                     }
                 }
                 .connect(host: endpoint.host, port: endpoint.port).get()
@@ -315,16 +319,19 @@ public final class CloudRealtime: Sendable {
             channel.close(promise: nil)
             throw TetherError(.cancelled, "the real-time connection was shut down while it connected")
         }
-        send(.login(M2MLogin(
-            appID: configuration.appID, uid: session.uid, token: session.token, dataFormat: .attributes,
-            heartbeatInterval: min(180, configuration.heartbeat.components.seconds * 2), autoSubscribe: false
-        )), on: channel)
+        send(
+            .login(
+                M2MLogin(
+                    appID: configuration.appID, uid: session.uid, token: session.token, dataFormat: .attributes,
+                    heartbeatInterval: min(180, configuration.heartbeat.components.seconds * 2), autoSubscribe: false
+                )), on: channel)
         let timeout = configuration.requestTimeout
         let answer = await login.result(within: timeout) { .failure(TetherError(.timeout, "no login_res within \(timeout)")) }
         do throws(TetherError) {
             let result = try answer.get()
             guard result.success else {
-                throw TetherError(.notLoggedIn, "the cloud refused the real-time login: \(result.message ?? "")", cloudCode: result.errorCode ?? CloudError.tokenInvalid.code)
+                throw TetherError(
+                    .notLoggedIn, "the cloud refused the real-time login: \(result.message ?? "")", cloudCode: result.errorCode ?? CloudError.tokenInvalid.code)
             }
             let dids = state.withLock { $0.machine.loggedIn() }
             if !dids.isEmpty { _ = try await sendSubscribe(dids) }

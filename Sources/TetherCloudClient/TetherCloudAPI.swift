@@ -140,12 +140,16 @@ public struct TetherCloudAPI: Sendable {
     }
 
     /// Binds by product key and MAC, signed with the product secret (the QR flow).
-    public func bind(_ session: CloudSession, productKey: String, mac: String, productSecret: String, remark: String? = nil, alias: String? = nil) async throws(TetherError) -> CloudDevice {
+    public func bind(
+        _ session: CloudSession, productKey: String, mac: String, productSecret: String, remark: String? = nil, alias: String? = nil
+    ) async throws(TetherError) -> CloudDevice {
         let timestamp = String(Int64(Date().timeIntervalSince1970))
         let body = BindMACBody(productKey: productKey, mac: mac, remark: remark, alias: alias)
-        let answer = try await call(.POST, "/app/bind_mac", body: body.json, session: session, headers: [
-            ("X-Gizwits-Timestamp", timestamp), ("X-Gizwits-Signature", Self.md5Hex(productSecret + timestamp)),
-        ])
+        let answer = try await call(
+            .POST, "/app/bind_mac", body: body.json, session: session,
+            headers: [
+                ("X-Gizwits-Timestamp", timestamp), ("X-Gizwits-Signature", Self.md5Hex(productSecret + timestamp)),
+            ])
         return try CloudDevice(json: answer)
     }
 
@@ -199,7 +203,9 @@ public struct TetherCloudAPI: Sendable {
 
     // MARK: Transport
 
-    func call(_ method: HTTPMethod, _ path: String, body: JSONValue? = nil, session: CloudSession? = nil, headers extra: [(String, String)] = []) async throws(TetherError) -> JSONValue {
+    func call(
+        _ method: HTTPMethod, _ path: String, body: JSONValue? = nil, session: CloudSession? = nil, headers extra: [(String, String)] = []
+    ) async throws(TetherError) -> JSONValue {
         var headers = [("X-Gizwits-Application-Id", appID)]
         if let session { headers.append(("X-Gizwits-User-token", session.token)) }
         headers += extra
@@ -208,7 +214,8 @@ public struct TetherCloudAPI: Sendable {
         guard case .int(let code)? = response.body?["error_code"] else {
             throw TetherError(.unexpectedCloudResponse, "\(method) \(path) answered HTTP \(response.status) without an Open API error")
         }
-        let message = [response.body?["error_message"]?.stringValue, response.body?["detail"]?.stringValue].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ": ")
+        let message = [response.body?["error_message"]?.stringValue, response.body?["detail"]?.stringValue].compactMap { $0 }.filter { !$0.isEmpty }.joined(
+            separator: ": ")
         // 9004 token invalid, 9006 token expired: the session is over.
         let kind: TetherError.Code = code == 9004 || code == 9006 ? .notLoggedIn : .cloudRefused
         throw TetherError(kind, "\(method) \(path): \(message)", cloudCode: Int(code))

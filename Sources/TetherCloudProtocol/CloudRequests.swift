@@ -210,21 +210,25 @@ public struct BindBody: Sendable, Hashable {
 
     public init(json: JSONValue) throws(CloudBodyError) {
         let entries = try BodyReader(json).objects("devices", maximum: Self.maximumDevices)
-        self.init(devices: try entries.map { entry throws(CloudBodyError) in
-            Entry(
-                did: try entry.text("did"), passcode: try entry.text("passcode"),
-                remark: try entry.optionalString("remark"), alias: try entry.optionalString("dev_alias")
-            )
-        })
+        self.init(
+            devices: try entries.map { entry throws(CloudBodyError) in
+                Entry(
+                    did: try entry.text("did"), passcode: try entry.text("passcode"),
+                    remark: try entry.optionalString("remark"), alias: try entry.optionalString("dev_alias")
+                )
+            })
     }
 
     public var json: JSONValue {
-        ["devices": .array(devices.map { entry in
-            var object: JSONObject = ["did": .string(entry.did), "passcode": .string(entry.passcode)]
-            if let remark = entry.remark { object["remark"] = .string(remark) }
-            if let alias = entry.alias { object["dev_alias"] = .string(alias) }
-            return .object(object)
-        })]
+        [
+            "devices": .array(
+                devices.map { entry in
+                    var object: JSONObject = ["did": .string(entry.did), "passcode": .string(entry.passcode)]
+                    if let remark = entry.remark { object["remark"] = .string(remark) }
+                    if let alias = entry.alias { object["dev_alias"] = .string(alias) }
+                    return .object(object)
+                })
+        ]
     }
 }
 

@@ -27,11 +27,12 @@ extension M2MFrame {
             let data = try reader.object("data", in: object)
             let format = try reader.optionalString("p0_type", in: data) ?? M2MDataFormat.attributes.rawValue
             guard let dataFormat = M2MDataFormat(rawValue: format) else { throw reader.wrongType("data.p0_type", "attrs_v4 or custom") }
-            self = .login(M2MLogin(
-                appID: try reader.string("appid", in: data), uid: try reader.string("uid", in: data), token: try reader.string("token", in: data),
-                dataFormat: dataFormat, heartbeatInterval: try reader.optionalInt("heartbeat_interval", in: data),
-                autoSubscribe: try reader.optionalBool("auto_subscribe", in: data) ?? true
-            ))
+            self = .login(
+                M2MLogin(
+                    appID: try reader.string("appid", in: data), uid: try reader.string("uid", in: data), token: try reader.string("token", in: data),
+                    dataFormat: dataFormat, heartbeatInterval: try reader.optionalInt("heartbeat_interval", in: data),
+                    autoSubscribe: try reader.optionalBool("auto_subscribe", in: data) ?? true
+                ))
         case "subscribe_req":
             guard let entries = object["data"]?.arrayValue else { throw reader.wrongType("data", "a list of {did}") }
             var dids: [String] = []
@@ -42,10 +43,11 @@ extension M2MFrame {
             self = .subscribe(dids: dids)
         case "c2s_write":
             let data = try reader.object("data", in: object)
-            self = .write(M2MWrite(
-                sequence: reader.sequence, did: try reader.string("did", in: data), attrs: try reader.object("attrs", in: data),
-                queueTTL: try reader.optionalInt("queue_ttl", in: data)
-            ))
+            self = .write(
+                M2MWrite(
+                    sequence: reader.sequence, did: try reader.string("did", in: data), attrs: try reader.object("attrs", in: data),
+                    queueTTL: try reader.optionalInt("queue_ttl", in: data)
+                ))
         case "c2s_read":
             let data = try reader.object("data", in: object)
             var names: [String]?
@@ -72,10 +74,11 @@ extension M2MFrame {
             self = .pong
         case "login_res":
             let data = try reader.object("data", in: object)
-            self = .loginResult(M2MLoginResult(
-                success: try reader.bool("success", in: data), errorCode: try reader.optionalInt("error_code", in: data).map { Int(clamping: $0) },
-                message: try reader.optionalString("msg", in: data)
-            ))
+            self = .loginResult(
+                M2MLoginResult(
+                    success: try reader.bool("success", in: data), errorCode: try reader.optionalInt("error_code", in: data).map { Int(clamping: $0) },
+                    message: try reader.optionalString("msg", in: data)
+                ))
         case "subscribe_res":
             let data = try reader.object("data", in: object)
             func entries(_ key: String) throws(M2MFrameError) -> [M2MSubscribeResult.Entry] {
@@ -90,38 +93,44 @@ extension M2MFrame {
             }
             self = .subscribeResult(M2MSubscribeResult(success: try entries("success"), failed: try entries("failed")))
         case "s2c_ack":
-            self = .writeAcknowledged(M2MWriteAcknowledgement(
-                sequence: reader.sequence, did: try reader.string("did", in: object), commandID: try reader.optionalInt("command_id", in: object)
-            ))
+            self = .writeAcknowledged(
+                M2MWriteAcknowledgement(
+                    sequence: reader.sequence, did: try reader.string("did", in: object), commandID: try reader.optionalInt("command_id", in: object)
+                ))
         case "s2c_noti":
             let data = try reader.object("data", in: object)
-            self = .notification(M2MNotification(
-                answering: reader.sequence, request: try? reader.sequence("req_sn", in: object), commandID: try reader.optionalInt("command_id", in: object),
-                did: try reader.string("did", in: data), attrs: try reader.object("attrs", in: data)
-            ))
+            self = .notification(
+                M2MNotification(
+                    answering: reader.sequence, request: try? reader.sequence("req_sn", in: object),
+                    commandID: try reader.optionalInt("command_id", in: object),
+                    did: try reader.string("did", in: data), attrs: try reader.object("attrs", in: data)
+                ))
         case "s2c_invalid_msg":
             let data = try reader.object("data", in: object)
-            self = .invalid(M2MInvalid(
-                sequence: reader.sequence, commandID: try reader.optionalInt("command_id", in: object),
-                errorCode: Int(clamping: try reader.int("error_code", in: data)), message: try reader.optionalString("msg", in: data) ?? "",
-                did: try reader.optionalString("did", in: data)
-            ))
+            self = .invalid(
+                M2MInvalid(
+                    sequence: reader.sequence, commandID: try reader.optionalInt("command_id", in: object),
+                    errorCode: Int(clamping: try reader.int("error_code", in: data)), message: try reader.optionalString("msg", in: data) ?? "",
+                    did: try reader.optionalString("did", in: data)
+                ))
         case "s2c_online_status":
             let data = try reader.object("data", in: object)
-            self = .onlineStatus(M2MOnlineStatus(
-                did: try reader.string("did", in: data), passcode: try reader.optionalString("passcode", in: data) ?? "",
-                mac: try reader.optionalString("mac", in: data) ?? "", online: try reader.bool("online", in: data)
-            ))
+            self = .onlineStatus(
+                M2MOnlineStatus(
+                    did: try reader.string("did", in: data), passcode: try reader.optionalString("passcode", in: data) ?? "",
+                    mac: try reader.optionalString("mac", in: data) ?? "", online: try reader.bool("online", in: data)
+                ))
         case "s2c_binding_changed":
             let data = try reader.object("data", in: object)
             self = .bindingChanged(did: try reader.string("did", in: data), bound: try reader.bool("bind", in: data))
         case "s2c_event":
             let data = try reader.object("data", in: object)
-            self = .event(M2MEvent(
-                did: try reader.string("did", in: data), identifier: try reader.string("event", in: data),
-                type: try reader.optionalString("type", in: data) ?? "info", values: data["values"] ?? .null,
-                timestamp: try reader.optionalInt("timestamp", in: data) ?? 0
-            ))
+            self = .event(
+                M2MEvent(
+                    did: try reader.string("did", in: data), identifier: try reader.string("event", in: data),
+                    type: try reader.optionalString("type", in: data) ?? "info", values: data["values"] ?? .null,
+                    timestamp: try reader.optionalInt("timestamp", in: data) ?? 0
+                ))
         default:
             throw M2MFrameError(.unknownCommand, "unknown cmd \"\(command.prefix(40))\"", sequence: reader.sequence)
         }

@@ -107,7 +107,8 @@ public struct M2MLogin: Sendable, Hashable {
     /// Subscribe to every bound device at login (the reference's default).
     public var autoSubscribe: Bool
 
-    public init(appID: String, uid: String, token: String, dataFormat: M2MDataFormat = .attributes, heartbeatInterval: Int64? = nil, autoSubscribe: Bool = true) {
+    public init(appID: String, uid: String, token: String, dataFormat: M2MDataFormat = .attributes, heartbeatInterval: Int64? = nil, autoSubscribe: Bool = true)
+    {
         self.appID = appID
         self.uid = uid
         self.token = token

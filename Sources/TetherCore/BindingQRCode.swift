@@ -74,7 +74,7 @@ public struct BindingQRCode: Hashable, Sendable, CustomStringConvertible {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
                 result.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 result += "%" + [byte].tetherHex.uppercased()
@@ -90,8 +90,9 @@ public struct BindingQRCode: Hashable, Sendable, CustomStringConvertible {
         while index < utf8.endIndex {
             let byte = utf8[index]
             if byte == UInt8(ascii: "%"), let high = utf8.index(index, offsetBy: 1, limitedBy: utf8.endIndex), high < utf8.endIndex,
-               let low = utf8.index(high, offsetBy: 1, limitedBy: utf8.endIndex), low < utf8.endIndex,
-               let value = UInt8(String(decoding: [utf8[high], utf8[low]], as: UTF8.self), radix: 16) {
+                let low = utf8.index(high, offsetBy: 1, limitedBy: utf8.endIndex), low < utf8.endIndex,
+                let value = UInt8(String(decoding: [utf8[high], utf8[low]], as: UTF8.self), radix: 16)
+            {
                 bytes.append(value)
                 index = utf8.index(after: low)
             } else {

@@ -47,74 +47,76 @@ public struct TetherError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 extension ErrorCode where Domain == TetherError {
-        // 1xxx: product model and data point values
-        /// A product model document could not be read or is inconsistent.
-        public static var invalidModel: Self { Self(1001, "invalidModel") }
-        /// A write or a value names a data point the product does not have.
-        public static var unknownDataPoint: Self { Self(1002, "unknownDataPoint") }
-        /// A write targets a data point that only the device may change.
-        public static var readOnlyDataPoint: Self { Self(1003, "readOnlyDataPoint") }
-        /// A value lies outside the data point's range (or its enum labels, or its length).
-        public static var valueOutOfRange: Self { Self(1004, "valueOutOfRange") }
-        /// A value has the wrong type for its data point (text for a bool, …).
-        public static var wrongValueType: Self { Self(1005, "wrongValueType") }
-        /// A number is not a multiple of the data point's step (ratio) from its offset.
-        public static var notMultipleOfStep: Self { Self(1006, "notMultipleOfStep") }
-        /// A data point uses a type that this format cannot carry.
-        public static var unsupportedDataType: Self { Self(1007, "unsupportedDataType") }
-        /// An argument given to an API is not valid (empty list, bad address, …).
-        public static var invalidArgument: Self { Self(1008, "invalidArgument") }
-        /// No product model is known for a device's product key, so its data points cannot be read.
-        public static var unknownProduct: Self { Self(1009, "unknownProduct") }
+    // 1xxx: product model and data point values
+    /// A product model document could not be read or is inconsistent.
+    public static var invalidModel: Self { Self(1001, "invalidModel") }
+    /// A write or a value names a data point the product does not have.
+    public static var unknownDataPoint: Self { Self(1002, "unknownDataPoint") }
+    /// A write targets a data point that only the device may change.
+    public static var readOnlyDataPoint: Self { Self(1003, "readOnlyDataPoint") }
+    /// A value lies outside the data point's range (or its enum labels, or its length).
+    public static var valueOutOfRange: Self { Self(1004, "valueOutOfRange") }
+    /// A value has the wrong type for its data point (text for a bool, …).
+    public static var wrongValueType: Self { Self(1005, "wrongValueType") }
+    /// A number is not a multiple of the data point's step (ratio) from its offset.
+    public static var notMultipleOfStep: Self { Self(1006, "notMultipleOfStep") }
+    /// A data point uses a type that this format cannot carry.
+    public static var unsupportedDataType: Self { Self(1007, "unsupportedDataType") }
+    /// An argument given to an API is not valid (empty list, bad address, …).
+    public static var invalidArgument: Self { Self(1008, "invalidArgument") }
+    /// No product model is known for a device's product key, so its data points cannot be read.
+    public static var unknownProduct: Self { Self(1009, "unknownProduct") }
 
-        // 2xxx: wire formats
-        /// Bytes received from the network do not form a valid frame or payload.
-        public static var malformedFrame: Self { Self(2001, "malformedFrame") }
-        /// A frame declares a length above the configured maximum.
-        public static var frameTooLarge: Self { Self(2002, "frameTooLarge") }
-        /// A frame carries a protocol version other than the one spoken.
-        public static var unsupportedVersion: Self { Self(2003, "unsupportedVersion") }
-        /// A P0 payload does not fit the product's data-point layout.
-        public static var malformedPayload: Self { Self(2004, "malformedPayload") }
+    // 2xxx: wire formats
+    /// Bytes received from the network do not form a valid frame or payload.
+    public static var malformedFrame: Self { Self(2001, "malformedFrame") }
+    /// A frame declares a length above the configured maximum.
+    public static var frameTooLarge: Self { Self(2002, "frameTooLarge") }
+    /// A frame carries a protocol version other than the one spoken.
+    public static var unsupportedVersion: Self { Self(2003, "unsupportedVersion") }
+    /// A P0 payload does not fit the product's data-point layout.
+    public static var malformedPayload: Self { Self(2004, "malformedPayload") }
 
-        // 3xxx: connections and devices
-        /// A connection could not be established (refused, unreachable, no such host).
-        public static var connectionFailed: Self { Self(3001, "connectionFailed") }
-        /// The peer closed the connection, or the link was lost.
-        public static var connectionClosed: Self { Self(3002, "connectionClosed") }
-        /// The peer did not answer in time.
-        public static var timeout: Self { Self(3003, "timeout") }
-        /// The device refused to hand out its passcode: it is not in its binding window.
-        public static var notInBindingWindow: Self { Self(3004, "notInBindingWindow") }
-        /// The device refused the login (wrong passcode, or it has no room for another client).
-        public static var loginFailed: Self { Self(3005, "loginFailed") }
-        /// The device is not subscribed or not yet controllable.
-        public static var notControllable: Self { Self(3006, "notControllable") }
-        /// The device has not been seen on any path.
-        public static var deviceOffline: Self { Self(3007, "deviceOffline") }
-        /// The device answered with something the request did not expect.
-        public static var unexpectedResponse: Self { Self(3008, "unexpectedResponse") }
-        /// The operation was cancelled, or the client it belongs to was shut down.
-        public static var cancelled: Self { Self(3009, "cancelled") }
-        /// A local socket could not be opened (address in use, permission denied).
-        public static var bindFailed: Self { Self(3010, "bindFailed") }
+    // 3xxx: connections and devices
+    /// A connection could not be established (refused, unreachable, no such host).
+    public static var connectionFailed: Self { Self(3001, "connectionFailed") }
+    /// The peer closed the connection, or the link was lost.
+    public static var connectionClosed: Self { Self(3002, "connectionClosed") }
+    /// The peer did not answer in time.
+    public static var timeout: Self { Self(3003, "timeout") }
+    /// The device refused to hand out its passcode: it is not in its binding window.
+    public static var notInBindingWindow: Self { Self(3004, "notInBindingWindow") }
+    /// The device refused the login (wrong passcode, or it has no room for another client).
+    public static var loginFailed: Self { Self(3005, "loginFailed") }
+    /// The device is not subscribed or not yet controllable.
+    public static var notControllable: Self { Self(3006, "notControllable") }
+    /// The device has not been seen on any path.
+    public static var deviceOffline: Self { Self(3007, "deviceOffline") }
+    /// The device answered with something the request did not expect.
+    public static var unexpectedResponse: Self { Self(3008, "unexpectedResponse") }
+    /// The operation was cancelled, or the client it belongs to was shut down.
+    public static var cancelled: Self { Self(3009, "cancelled") }
+    /// A local socket could not be opened (address in use, permission denied).
+    public static var bindFailed: Self { Self(3010, "bindFailed") }
 
-        // 4xxx: the cloud and the user's session
-        /// The cloud refused the request; ``TetherError/cloudCode`` says why (the Open API's code).
-        public static var cloudRefused: Self { Self(4001, "cloudRefused") }
-        /// The request needs a logged-in user and there is none, or the session's token is no
-        /// longer valid (expired, revoked by a password change).
-        public static var notLoggedIn: Self { Self(4002, "notLoggedIn") }
-        /// The cloud answered something that is not the Open API's answer (wrong server?).
-        public static var unexpectedCloudResponse: Self { Self(4003, "unexpectedCloudResponse") }
+    // 4xxx: the cloud and the user's session
+    /// The cloud refused the request; ``TetherError/cloudCode`` says why (the Open API's code).
+    public static var cloudRefused: Self { Self(4001, "cloudRefused") }
+    /// The request needs a logged-in user and there is none, or the session's token is no
+    /// longer valid (expired, revoked by a password change).
+    public static var notLoggedIn: Self { Self(4002, "notLoggedIn") }
+    /// The cloud answered something that is not the Open API's answer (wrong server?).
+    public static var unexpectedCloudResponse: Self { Self(4003, "unexpectedCloudResponse") }
 
-        /// Every code, for documentation and exhaustive tests.
-        public static var all: [Self] { [
+    /// Every code, for documentation and exhaustive tests.
+    public static var all: [Self] {
+        [
             .invalidModel, .unknownDataPoint, .readOnlyDataPoint, .valueOutOfRange, .wrongValueType,
             .notMultipleOfStep, .unsupportedDataType, .invalidArgument, .unknownProduct,
             .malformedFrame, .frameTooLarge, .unsupportedVersion, .malformedPayload,
             .connectionFailed, .connectionClosed, .timeout, .notInBindingWindow, .loginFailed,
             .notControllable, .deviceOffline, .unexpectedResponse, .cancelled, .bindFailed,
             .cloudRefused, .notLoggedIn, .unexpectedCloudResponse,
-        ] }
+        ]
+    }
 }

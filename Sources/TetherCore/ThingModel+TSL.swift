@@ -18,40 +18,43 @@ extension ThingModel {
             let access = try property.optional("accessMode")?.string() ?? "rw"
             guard access == "rw" || access == "r" else { throw property.fail("accessMode \"\(access)\" is not rw or r") }
             let (type, unit) = try Self.tslDataType(property.require("dataType"), name: identifier)
-            points.append(DataPoint(
-                name: identifier,
-                displayName: try property.optional("name")?.string(),
-                description: try property.optional("desc")?.string() ?? "",
-                kind: access == "rw" ? .writable : .readOnly,
-                type: type,
-                id: index,
-                unit: unit
-            ))
+            points.append(
+                DataPoint(
+                    name: identifier,
+                    displayName: try property.optional("name")?.string(),
+                    description: try property.optional("desc")?.string() ?? "",
+                    kind: access == "rw" ? .writable : .readOnly,
+                    type: type,
+                    id: index,
+                    unit: unit
+                ))
         }
         var events: [ThingEvent] = []
         for event in try document.optional("events")?.array() ?? [] {
             let typeText = try event.optional("type")?.string() ?? "info"
             guard let type = ThingEvent.EventType(rawValue: typeText) else { throw event.fail("type \"\(typeText)\" is not info, alert or error") }
-            events.append(ThingEvent(
-                identifier: try event.require("identifier").nonEmptyString(),
-                name: try event.optional("name")?.string(),
-                type: type,
-                outputData: try Self.tslParameters(event.optional("outputData")),
-                required: try event.optional("required")?.bool() ?? false
-            ))
+            events.append(
+                ThingEvent(
+                    identifier: try event.require("identifier").nonEmptyString(),
+                    name: try event.optional("name")?.string(),
+                    type: type,
+                    outputData: try Self.tslParameters(event.optional("outputData")),
+                    required: try event.optional("required")?.bool() ?? false
+                ))
         }
         var services: [ThingService] = []
         for service in try document.optional("services")?.array() ?? [] {
             let callText = try service.optional("callType")?.string() ?? "async"
             guard let callType = ThingService.CallType(rawValue: callText) else { throw service.fail("callType \"\(callText)\" is not sync or async") }
-            services.append(ThingService(
-                identifier: try service.require("identifier").nonEmptyString(),
-                name: try service.optional("name")?.string(),
-                callType: callType,
-                inputData: try Self.tslParameters(service.optional("inputData")),
-                outputData: try Self.tslParameters(service.optional("outputData")),
-                required: try service.optional("required")?.bool() ?? false
-            ))
+            services.append(
+                ThingService(
+                    identifier: try service.require("identifier").nonEmptyString(),
+                    name: try service.optional("name")?.string(),
+                    callType: callType,
+                    inputData: try Self.tslParameters(service.optional("inputData")),
+                    outputData: try Self.tslParameters(service.optional("outputData")),
+                    required: try service.optional("required")?.bool() ?? false
+                ))
         }
         self.init(productKey: productKey, name: productKey, dataPoints: points, events: events, services: services)
         try validateStructure()

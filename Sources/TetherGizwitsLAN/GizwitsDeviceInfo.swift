@@ -18,7 +18,9 @@ public struct GizwitsDeviceInfo: Hashable, Sendable {
     public var trailer: [UInt8]
 
     /// Device info as given; when written, `mcuAttributes` is cut or zero-padded to 8 bytes.
-    public init(did: String, mac: [UInt8], firmwareVersion: String, productKey: String, mcuAttributes: [UInt8] = Array(repeating: 0, count: 8), trailer: [UInt8] = []) {
+    public init(
+        did: String, mac: [UInt8], firmwareVersion: String, productKey: String, mcuAttributes: [UInt8] = Array(repeating: 0, count: 8), trailer: [UInt8] = []
+    ) {
         self.did = did
         self.mac = mac
         self.firmwareVersion = firmwareVersion

@@ -22,7 +22,9 @@ public final class GizwitsLANClient: Sendable {
 
         /// Defaults: 3 s to connect, 5 s per request, frames up to
         /// ``GizwitsLANFrame/defaultMaximumFrameLength``.
-        public init(connectTimeout: Duration = .seconds(3), requestTimeout: Duration = .seconds(5), maximumFrameLength: Int = GizwitsLANFrame.defaultMaximumFrameLength) {
+        public init(
+            connectTimeout: Duration = .seconds(3), requestTimeout: Duration = .seconds(5), maximumFrameLength: Int = GizwitsLANFrame.defaultMaximumFrameLength
+        ) {
             self.connectTimeout = connectTimeout
             self.requestTimeout = requestTimeout
             self.maximumFrameLength = maximumFrameLength

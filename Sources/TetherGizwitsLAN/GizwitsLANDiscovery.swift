@@ -128,7 +128,9 @@ public enum GizwitsLANDiscovery {
         }
     }
 
-    private static func bind(_ host: String, group: any EventLoopGroup) async throws -> NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>> {
+    private static func bind(
+        _ host: String, group: any EventLoopGroup
+    ) async throws -> NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>> {
         do {
             return try await DatagramBootstrap(group: group)
                 .channelOption(.socketOption(.so_broadcast), value: 1)

@@ -148,7 +148,9 @@ public enum GizwitsLANMessage: Hashable, Sendable {
     }
 
     /// Reads one frame from a stream and parses it; nil on partial input.
-    public static func read(from buffer: inout ByteBuffer, maximumLength: Int = GizwitsLANFrame.defaultMaximumFrameLength) throws(TetherError) -> GizwitsLANMessage? {
+    public static func read(
+        from buffer: inout ByteBuffer, maximumLength: Int = GizwitsLANFrame.defaultMaximumFrameLength
+    ) throws(TetherError) -> GizwitsLANMessage? {
         guard let frame = try GizwitsLANFrame.read(from: &buffer, maximumLength: maximumLength) else { return nil }
         return try GizwitsLANMessage(frame: frame)
     }

@@ -51,7 +51,8 @@ public struct P0Codec: Sendable {
             }
         case .read(let names):
             if !variable, !names.isEmpty {
-                throw TetherError(.invalidArgument, "a fixed-length product reads all its points at once; read selected points only on variable-length products")
+                throw TetherError(
+                    .invalidArgument, "a fixed-length product reads all its points at once; read selected points only on variable-length products")
             }
             if variable {
                 let wanted = names.isEmpty ? Set(layout.fields.map(\.point.name)) : Set(names)
@@ -98,7 +99,8 @@ public struct P0Codec: Sendable {
         var region = [UInt8](repeating: 0, count: (totalBits + 7) / 8)
         var bitOffset = 0
         for (field, value) in bitFields {
-            let placed = P0Layout.Field(point: field.point, placement: .bits(regionStart: 0, regionLength: region.count, bitOffset: bitOffset, bitLength: field.bitLength))
+            let placed = P0Layout.Field(
+                point: field.point, placement: .bits(regionStart: 0, regionLength: region.count, bitOffset: bitOffset, bitLength: field.bitLength))
             try write(value, of: placed, into: &region)
             bitOffset += field.bitLength
         }
@@ -226,7 +228,8 @@ public struct P0Codec: Sendable {
         var values: [String: DataValue] = [:]
         var bitOffset = 0
         for field in bitFields {
-            let placed = P0Layout.Field(point: field.point, placement: .bits(regionStart: 0, regionLength: regionLength, bitOffset: bitOffset, bitLength: field.bitLength))
+            let placed = P0Layout.Field(
+                point: field.point, placement: .bits(regionStart: 0, regionLength: regionLength, bitOffset: bitOffset, bitLength: field.bitLength))
             values[field.point.name] = read(placed, from: rest)
             bitOffset += field.bitLength
         }
@@ -241,7 +244,8 @@ public struct P0Codec: Sendable {
 
     private func requireLength(_ body: ArraySlice<UInt8>, _ length: Int, _ action: P0Action) throws(TetherError) {
         guard body.count >= length else {
-            throw TetherError(.malformedPayload, "\(action.name) (\(action)) for product \(model.productKey) needs \(length) bytes after the action, got \(body.count)")
+            throw TetherError(
+                .malformedPayload, "\(action.name) (\(action)) for product \(model.productKey) needs \(length) bytes after the action, got \(body.count)")
         }
     }
 

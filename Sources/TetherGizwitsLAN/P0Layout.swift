@@ -59,17 +59,24 @@ public struct P0Layout: Hashable, Sendable {
                 for point in bitMembers {
                     let position = point.position!
                     guard position.unit == .bit, position.byteOffset == regionStart else {
-                        throw TetherError(.invalidModel, "bool and enum points of a section must share their region's byte_offset (\(regionStart)) with unit bit", dataPoint: point.name)
+                        throw TetherError(
+                            .invalidModel, "bool and enum points of a section must share their region's byte_offset (\(regionStart)) with unit bit",
+                            dataPoint: point.name)
                     }
                     guard position.length >= point.type.p0BitLength!, position.length <= 32 else {
-                        throw TetherError(.invalidModel, "len \(position.length) bits cannot hold the values of this \(point.type.p0BitLength == 1 ? "bool" : "enum")", dataPoint: point.name)
+                        throw TetherError(
+                            .invalidModel, "len \(position.length) bits cannot hold the values of this \(point.type.p0BitLength == 1 ? "bool" : "enum")",
+                            dataPoint: point.name)
                     }
                     bitsUsed = max(bitsUsed, position.bitOffset + position.length)
                 }
                 let regionLength = (bitsUsed + 7) / 8
                 for point in bitMembers {
                     let position = point.position!
-                    sectionFields.append(Field(point: point, placement: .bits(regionStart: regionStart, regionLength: regionLength, bitOffset: position.bitOffset, bitLength: position.length)))
+                    sectionFields.append(
+                        Field(
+                            point: point,
+                            placement: .bits(regionStart: regionStart, regionLength: regionLength, bitOffset: position.bitOffset, bitLength: position.length)))
                 }
             }
             for point in members where point.type.p0BitLength == nil {
@@ -104,11 +111,13 @@ public struct P0Layout: Hashable, Sendable {
             switch field.placement {
             case .bits(let regionStart, let regionLength, let bitOffset, let bitLength):
                 guard regionStart >= start else {
-                    throw TetherError(.invalidModel, "byte_offset \(regionStart) lies inside the previous section, which ends at \(start)", dataPoint: field.point.name)
+                    throw TetherError(
+                        .invalidModel, "byte_offset \(regionStart) lies inside the previous section, which ends at \(start)", dataPoint: field.point.name)
                 }
                 for bit in bitOffset..<(bitOffset + bitLength) {
                     if let other = bitsClaimed[regionStart * 8 + bit] {
-                        throw TetherError(.invalidModel, "bit \(bit) of the region at byte \(regionStart) is also used by \"\(other)\"", dataPoint: field.point.name)
+                        throw TetherError(
+                            .invalidModel, "bit \(bit) of the region at byte \(regionStart) is also used by \"\(other)\"", dataPoint: field.point.name)
                     }
                     bitsClaimed[regionStart * 8 + bit] = field.point.name
                 }
@@ -117,7 +126,8 @@ public struct P0Layout: Hashable, Sendable {
                 }
             case .bytes(let offset, let length):
                 guard offset >= start else {
-                    throw TetherError(.invalidModel, "byte_offset \(offset) lies inside the previous section, which ends at \(start)", dataPoint: field.point.name)
+                    throw TetherError(
+                        .invalidModel, "byte_offset \(offset) lies inside the previous section, which ends at \(start)", dataPoint: field.point.name)
                 }
                 for byte in offset..<(offset + length) {
                     if let other = claimed[byte] {

@@ -66,7 +66,11 @@ struct Simulate: AsyncParsableCommand {
     @Option(name: .long, help: "The cloud's device gateway, HOST:PORT: each device also connects there (Alink over MQTT) with its credentials.")
     var cloud: String?
 
-    @Option(name: .long, help: "With --cloud: the devices' credentials, a JSON file with one object per device or a list of them, as `tether-cloud admin device create --json` prints ({productKey, deviceName, deviceSecret}).")
+    @Option(
+        name: .long,
+        help:
+            "With --cloud: the devices' credentials, a JSON file with one object per device or a list of them, as `tether-cloud admin device create --json` prints ({productKey, deviceName, deviceSecret})."
+    )
     var credentials: String?
 
     @Option(name: .customLong("keep-alive"), help: "With --cloud: MQTT keep-alive in seconds (30 to 1200).")
@@ -176,7 +180,7 @@ struct Simulate: AsyncParsableCommand {
         }
         return try values.map { value in
             guard let productKey = value["productKey"]?.stringValue, let deviceName = value["deviceName"]?.stringValue,
-                  let secret = value["deviceSecret"]?.stringValue
+                let secret = value["deviceSecret"]?.stringValue
             else {
                 throw ValidationError("each credential needs productKey, deviceName and deviceSecret")
             }

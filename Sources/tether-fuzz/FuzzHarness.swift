@@ -5,7 +5,9 @@ import Foundation
 import TetherTestSupport
 
 enum FuzzHarness {
-    static let targets: [String: @Sendable ([UInt8]) -> String?] = ["gizwits-lan": FuzzTargets.gizwitsLAN, "mqtt": FuzzTargets.mqtt, "alink": FuzzTargets.alink]
+    static let targets: [String: @Sendable ([UInt8]) -> String?] = [
+        "gizwits-lan": FuzzTargets.gizwitsLAN, "mqtt": FuzzTargets.mqtt, "alink": FuzzTargets.alink,
+    ]
     static let seeds: [String: [[UInt8]]] = ["gizwits-lan": FuzzTargets.seeds, "mqtt": FuzzTargets.mqttSeeds, "alink": FuzzTargets.alinkSeeds]
 }
 
@@ -43,7 +45,9 @@ struct FuzzReplay {
         let target = FuzzHarness.targets[name]!
         guard !arguments.isEmpty else {
             let iterations = 1_000_000
-            if let failure = FuzzTargets.run(iterations: iterations, seed: UInt64(Date().timeIntervalSince1970), seeds: FuzzHarness.seeds[name]!, target: target) {
+            if let failure = FuzzTargets.run(
+                iterations: iterations, seed: UInt64(Date().timeIntervalSince1970), seeds: FuzzHarness.seeds[name]!, target: target)
+            {
                 print("FAIL \(failure.problem): \(failure.input.map { String($0, radix: 16) })")
                 exit(1)
             }

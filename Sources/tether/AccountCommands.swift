@@ -90,7 +90,10 @@ struct WhoAmI: AsyncParsableCommand {
             try await client.account!.userInfo()
         }
         if json {
-            printJSON(["uid": .string(user.uid), "username": .string(user.username), "email": .string(user.email), "phone": .string(user.phone), "anonymous": .bool(user.isAnonymous)])
+            printJSON([
+                "uid": .string(user.uid), "username": .string(user.username), "email": .string(user.email), "phone": .string(user.phone),
+                "anonymous": .bool(user.isAnonymous),
+            ])
         } else {
             printLine(user.isAnonymous ? "anonymous user \(user.uid)" : "\(user.username.isEmpty ? user.email : user.username) (uid \(user.uid))")
         }

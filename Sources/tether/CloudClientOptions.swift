@@ -16,7 +16,11 @@ struct CloudClientOptions: ParsableArguments {
     @Option(name: .long, help: "The directory of the config and session files (default: TETHER_HOME, or ~/.tether).")
     var home: String?
 
-    @Option(name: .long, help: "Where to look for devices on the LAN, HOST:PORT (repeatable; default: from the config file, else 255.255.255.255:12414). 'none' turns LAN discovery off.")
+    @Option(
+        name: .long,
+        help:
+            "Where to look for devices on the LAN, HOST:PORT (repeatable; default: from the config file, else 255.255.255.255:12414). 'none' turns LAN discovery off."
+    )
     var discover: [String] = []
 
     @Option(name: .long, help: "Seconds to wait for the cloud and for devices to answer.")

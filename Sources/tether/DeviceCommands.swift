@@ -74,7 +74,9 @@ struct Bind: AsyncParsableCommand {
     @Option(name: .customLong("product-key"), help: "The device's product key (with --mac).")
     var productKey: String?
 
-    @Option(name: .customLong("product-secret"), help: "The product secret (with --mac); TETHER_PRODUCT_SECRET in the environment keeps it out of the process list.")
+    @Option(
+        name: .customLong("product-secret"), help: "The product secret (with --mac); TETHER_PRODUCT_SECRET in the environment keeps it out of the process list."
+    )
     var productSecretOption: String?
 
     var productSecret: String? {

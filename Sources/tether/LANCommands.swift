@@ -26,17 +26,21 @@ struct LANDiscover: AsyncParsableCommand {
         let targets = (broadcast.isEmpty ? ["255.255.255.255"] : broadcast).map { LANEndpoint(host: $0, port: port) }
         let found = try await GizwitsLANDiscovery.discover(targets: targets, timeout: .milliseconds(Int(timeout * 1000)))
         if json {
-            printJSON(.array(found.map { device in
-                .object([
-                    "did": .string(device.info.did), "mac": .string(device.info.macString), "productKey": .string(device.info.productKey),
-                    "firmwareVersion": .string(device.info.firmwareVersion), "host": .string(device.host),
-                ])
-            }))
+            printJSON(
+                .array(
+                    found.map { device in
+                        .object([
+                            "did": .string(device.info.did), "mac": .string(device.info.macString), "productKey": .string(device.info.productKey),
+                            "firmwareVersion": .string(device.info.firmwareVersion), "host": .string(device.host),
+                        ])
+                    }))
             return
         }
         if found.isEmpty { printLine("no device answered within \(timeout) s") }
         for device in found {
-            printLine("\(device.host)  mac=\(device.info.macString)  did=\(device.info.did)  product=\(device.info.productKey)  firmware=\(device.info.firmwareVersion)")
+            printLine(
+                "\(device.host)  mac=\(device.info.macString)  did=\(device.info.did)  product=\(device.info.productKey)  firmware=\(device.info.firmwareVersion)"
+            )
         }
     }
 }

@@ -12,7 +12,11 @@ struct LANDeviceOptions: ParsableArguments {
     @Option(name: .long, help: "The device's TCP control port.")
     var port = 12416
 
-    @Option(name: .long, help: "The device's passcode; TETHER_PASSCODE in the environment keeps it out of the process list. Asked from the device when neither is given, which works in its binding window.")
+    @Option(
+        name: .long,
+        help:
+            "The device's passcode; TETHER_PASSCODE in the environment keeps it out of the process list. Asked from the device when neither is given, which works in its binding window."
+    )
     var passcode: String?
 
     @Option(name: .long, help: "Seconds to wait for each answer.")

@@ -74,7 +74,9 @@ struct MQTTBench: AsyncParsableCommand {
 
     func validate() throws {
         guard qos == 0 || qos == 1 else { throw ValidationError("-q takes 0 or 1") }
-        guard (1...10_000).contains(publishers), (1...10_000).contains(subscribers) else { throw ValidationError("--publishers and --subscribers take 1…10000") }
+        guard (1...10_000).contains(publishers), (1...10_000).contains(subscribers) else {
+            throw ValidationError("--publishers and --subscribers take 1…10000")
+        }
         guard size >= 8, size <= 1 << 20 else { throw ValidationError("--size takes 8…1048576 bytes") }
         if let problem = problemWithSeconds(duration, option: "--duration", maximum: 3600, allowZero: false) { throw ValidationError(problem) }
         if let problem = problemWithSeconds(hold, option: "--hold", maximum: 86_400) { throw ValidationError(problem) }
@@ -100,16 +102,22 @@ struct MQTTBench: AsyncParsableCommand {
         let subscriberCount = mode == .fanIn ? 1 : subscribers
         var subscriberConnections: [(any Channel, BenchConnection)] = []
         for index in 0..<subscriberCount {
-            let (channel, connection) = try await BenchConnection.open(host: host, port: port, version: version, clientID: "bench-sub-\(run)-\(index)", keepAlive: 300, group: measuring)
+            let (channel, connection) = try await BenchConnection.open(
+                host: host, port: port, version: version, clientID: "bench-sub-\(run)-\(index)", keepAlive: 300, group: measuring)
             let filter = mode == .fanIn ? "bench/\(run)/#" : "bench/\(run)/0"
-            try await channel.writeAndFlush(try MQTTPacket.subscribe(MQTTSubscribe(packetID: 1, subscriptions: [MQTTTopicSubscription(filter: filter, qos: qos)])).bytes(version: version))
+            try await channel.writeAndFlush(
+                try MQTTPacket.subscribe(MQTTSubscribe(packetID: 1, subscriptions: [MQTTTopicSubscription(filter: filter, qos: qos)])).bytes(version: version))
             try await connection.subscribed.futureResult.get()
             subscriberConnections.append((channel, connection))
         }
         var publisherList: [BenchPublisher] = []
         for index in 0..<publisherCount {
-            let (channel, connection) = try await BenchConnection.open(host: host, port: port, version: version, clientID: "bench-pub-\(run)-\(index)", keepAlive: 300, group: group)
-            publisherList.append(BenchPublisher(channel: channel, connection: connection, topic: "bench/\(run)/\(index)", qos: qos, payloadSize: size, window: window, rate: rate / Double(publisherCount)))
+            let (channel, connection) = try await BenchConnection.open(
+                host: host, port: port, version: version, clientID: "bench-pub-\(run)-\(index)", keepAlive: 300, group: group)
+            publisherList.append(
+                BenchPublisher(
+                    channel: channel, connection: connection, topic: "bench/\(run)/\(index)", qos: qos, payloadSize: size, window: window,
+                    rate: rate / Double(publisherCount)))
         }
         for publisher in publisherList { publisher.start() }
         try await Task.sleep(for: .seconds(1))
@@ -179,7 +187,9 @@ struct MQTTBench: AsyncParsableCommand {
             let result = try await withThrowingTaskGroup(of: (any Channel).self) { tasks in
                 for index in start..<(start + batch) {
                     tasks.addTask {
-                        try await BenchConnection.open(host: host, port: port, version: version, clientID: "idle-\(run)-\(index)", keepAlive: idleKeepAlive, group: group).0
+                        try await BenchConnection.open(
+                            host: host, port: port, version: version, clientID: "idle-\(run)-\(index)", keepAlive: idleKeepAlive, group: group
+                        ).0
                     }
                 }
                 return try await tasks.reduce(into: [any Channel]()) { $0.append($1) }

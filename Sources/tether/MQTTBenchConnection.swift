@@ -32,7 +32,9 @@ final class BenchConnection: ChannelInboundHandler, @unchecked Sendable {
         recording = Atomic(false)
     }
 
-    static func open(host: String, port: Int, version: MQTTVersion, clientID: String, keepAlive: UInt16, group: any EventLoopGroup) async throws -> (any Channel, BenchConnection) {
+    static func open(
+        host: String, port: Int, version: MQTTVersion, clientID: String, keepAlive: UInt16, group: any EventLoopGroup
+    ) async throws -> (any Channel, BenchConnection) {
         let eventLoop = group.next()
         let handler = BenchConnection(version: version, eventLoop: eventLoop)
         let channel = try await ClientBootstrap(group: eventLoop)

@@ -68,7 +68,8 @@ struct AdminCommand: AsyncParsableCommand {
             @Flag(help: "Owner/guest sharing: the first binder owns the device, others join by invitation.") var sharing = false
             @Flag(
                 name: .customLong("unsigned-registration"),
-                help: "Accept GAgent's unsigned POST /dev/devices form for new devices (firmware that cannot sign; anyone who knows the product key can then create devices)."
+                help:
+                    "Accept GAgent's unsigned POST /dev/devices form for new devices (firmware that cannot sign; anyone who knows the product key can then create devices)."
             ) var unsignedRegistration = false
             @OptionGroup var options: AdminOptions
 
@@ -101,16 +102,17 @@ struct AdminCommand: AsyncParsableCommand {
 
             func run() async throws {
                 let products = try await options.withAdministration { try await $0.products() }
-                let json = JSONValue.array(products.map { product in
-                    .object([
-                        "productKey": .string(product.productKey),
-                        "name": .string(product.name),
-                        "dataPoints": .int(Int64(product.model.dataPoints.count)),
-                        "sharing": .bool(product.sharingEnabled),
-                        "unsignedRegistration": .bool(product.unsignedRegistration),
-                        "createdAt": .int(product.createdAt),
-                    ])
-                })
+                let json = JSONValue.array(
+                    products.map { product in
+                        .object([
+                            "productKey": .string(product.productKey),
+                            "name": .string(product.name),
+                            "dataPoints": .int(Int64(product.model.dataPoints.count)),
+                            "sharing": .bool(product.sharingEnabled),
+                            "unsignedRegistration": .bool(product.unsignedRegistration),
+                            "createdAt": .int(product.createdAt),
+                        ])
+                    })
                 let text = products.map { "\($0.productKey)  \($0.name)  (\($0.model.dataPoints.count) data points)" }
                 options.print(json: json, text: text.isEmpty ? "no products" : text.joined(separator: "\n"))
             }
@@ -186,16 +188,17 @@ struct AdminCommand: AsyncParsableCommand {
 
         func run() async throws {
             let entries = try await options.withDatabase { try await OutboxSender.entries(in: $0, limit: limit) }
-            let json = JSONValue.array(entries.map { entry in
-                .object([
-                    "id": .int(entry.id),
-                    "channel": .string(entry.message.channel.rawValue),
-                    "recipient": .string(entry.message.recipient),
-                    "subject": .string(entry.message.subject),
-                    "body": .string(entry.message.body),
-                    "createdAt": .int(entry.createdAt),
-                ])
-            })
+            let json = JSONValue.array(
+                entries.map { entry in
+                    .object([
+                        "id": .int(entry.id),
+                        "channel": .string(entry.message.channel.rawValue),
+                        "recipient": .string(entry.message.recipient),
+                        "subject": .string(entry.message.subject),
+                        "body": .string(entry.message.body),
+                        "createdAt": .int(entry.createdAt),
+                    ])
+                })
             let text = entries.map { "#\($0.id) \($0.message.channel.rawValue) to \($0.message.recipient): \($0.message.subject)\n\($0.message.body)" }
             options.print(json: json, text: text.isEmpty ? "the outbox is empty" : text.joined(separator: "\n\n"))
         }

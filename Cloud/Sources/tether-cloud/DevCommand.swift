@@ -219,7 +219,9 @@ struct DevStack {
         ]
         for (index, device) in devices.enumerated() {
             let bound = devices.count == 1 || index < devices.count - 1
-            lines.append("▶ device \(index + 1): did \(device.did), LAN 127.0.0.\(index + 1) UDP \(udpPort) TCP \(tcpPort), cloud \(device.deviceName)\(bound ? ", bound to \(Self.username)" : ", not bound")")
+            lines.append(
+                "▶ device \(index + 1): did \(device.did), LAN 127.0.0.\(index + 1) UDP \(udpPort) TCP \(tcpPort), cloud \(device.deviceName)\(bound ? ", bound to \(Self.username)" : ", not bound")"
+            )
             if !bound, let mac = device.mac, let code = try? BindingQRCode(productKey: productKey, mac: mac, productSecret: productSecret) {
                 lines.append("  its binding QR code: \(code.text)")
             }
@@ -229,17 +231,18 @@ struct DevStack {
         if let binDirectory = ProcessInfo.processInfo.environment["TETHER_CLI_BIN_DIR"], !binDirectory.isEmpty {
             pathLine = ["  export PATH=\"\(Self.absolute(binDirectory)):$PATH\""]
         }
-        lines += [
-            "",
-            "Drive it from another terminal:",
-            "  export TETHER_HOME=\(Self.absolute(state))/cli",
-        ] + pathLine + [
-            "  tether login --username \(Self.username) --password \(Self.password)",
-            "  tether devices",
-            "  tether write \(devices[0].did) LED_OnOff=true",
-            "  tether watch \(devices[0].did)",
-            "Ctrl-C stops the stack; the next run reuses it.",
-        ]
+        lines +=
+            [
+                "",
+                "Drive it from another terminal:",
+                "  export TETHER_HOME=\(Self.absolute(state))/cli",
+            ] + pathLine + [
+                "  tether login --username \(Self.username) --password \(Self.password)",
+                "  tether devices",
+                "  tether write \(devices[0].did) LED_OnOff=true",
+                "  tether watch \(devices[0].did)",
+                "Ctrl-C stops the stack; the next run reuses it.",
+            ]
         // Written at once, so that a script reading a pipe sees it before the stack stops.
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
@@ -249,12 +252,13 @@ struct DevStack {
     var json: JSONValue {
         .object([
             "appId": .string(appID), "productKey": .string(productKey), "productSecret": .string(productSecret),
-            "devices": .array(devices.map { device in
-                .object([
-                    "did": .string(device.did), "productKey": .string(device.productKey), "deviceName": .string(device.deviceName),
-                    "deviceSecret": .string(device.deviceSecret), "passcode": .string(device.passcode), "mac": device.mac.map(JSONValue.string) ?? .null,
-                ])
-            }),
+            "devices": .array(
+                devices.map { device in
+                    .object([
+                        "did": .string(device.did), "productKey": .string(device.productKey), "deviceName": .string(device.deviceName),
+                        "deviceSecret": .string(device.deviceSecret), "passcode": .string(device.passcode), "mac": device.mac.map(JSONValue.string) ?? .null,
+                    ])
+                }),
         ])
     }
 
@@ -267,16 +271,17 @@ struct DevStack {
 
     init(json: JSONValue) throws {
         guard let appID = json["appId"]?.stringValue, let productKey = json["productKey"]?.stringValue,
-              let productSecret = json["productSecret"]?.stringValue, let devices = json["devices"]?.arrayValue
+            let productSecret = json["productSecret"]?.stringValue, let devices = json["devices"]?.arrayValue
         else { throw ValidationError("the stack's stack.json is damaged; remove the state directory to start afresh") }
         self.appID = appID
         self.productKey = productKey
         self.productSecret = productSecret
         self.devices = try devices.map { entry in
             guard let did = entry["did"]?.stringValue, let deviceName = entry["deviceName"]?.stringValue,
-                  let secret = entry["deviceSecret"]?.stringValue, let passcode = entry["passcode"]?.stringValue
+                let secret = entry["deviceSecret"]?.stringValue, let passcode = entry["passcode"]?.stringValue
             else { throw ValidationError("the stack's stack.json is damaged; remove the state directory to start afresh") }
-            return Administration.CreatedDevice(did: did, productKey: productKey, deviceName: deviceName, deviceSecret: secret, passcode: passcode, mac: entry["mac"]?.stringValue)
+            return Administration.CreatedDevice(
+                did: did, productKey: productKey, deviceName: deviceName, deviceSecret: secret, passcode: passcode, mac: entry["mac"]?.stringValue)
         }
     }
 }

@@ -26,7 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("m2m-host"), help: "Host name devices and apps are told to reach the real-time side at.")
     var m2mHost: String?
 
-    @Option(name: .customLong("smtp-url"), help: "Send e-mail through smtp://[USER:PASSWORD@]HOST[:PORT][?starttls=require] or smtps://…; without it e-mail waits in the outbox.")
+    @Option(
+        name: .customLong("smtp-url"),
+        help: "Send e-mail through smtp://[USER:PASSWORD@]HOST[:PORT][?starttls=require] or smtps://…; without it e-mail waits in the outbox.")
     var smtpURL: String?
 
     @Option(name: .customLong("mail-from"), help: "The sender address of e-mail (with --smtp-url).")
@@ -86,7 +88,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.accounts.tokenLifetime = tokenLifetime
         if metricsBind != "none" {
             guard let colon = metricsBind.lastIndex(of: ":"), let port = Int(metricsBind[metricsBind.index(after: colon)...]),
-                  (0...65535).contains(port), colon != metricsBind.startIndex
+                (0...65535).contains(port), colon != metricsBind.startIndex
             else { throw ValidationError("--metrics-bind is HOST:PORT or none") }
             configuration.metricsAddress = (String(metricsBind[..<colon]), port)
         }

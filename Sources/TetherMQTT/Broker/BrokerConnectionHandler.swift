@@ -120,7 +120,9 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
             guard state.isOpen else { return }
             let packet: MQTTPacket
             do {
-                guard let next = try MQTTPacket.read(from: &buffer, version: decodingVersion, maximumPacketSize: core.configuration.maximumPacketSize) else { return }
+                guard let next = try MQTTPacket.read(from: &buffer, version: decodingVersion, maximumPacketSize: core.configuration.maximumPacketSize) else {
+                    return
+                }
                 packet = next
             } catch {
                 return protocolFailure(error)

@@ -159,7 +159,8 @@ struct BrokerConnectionStateMachine {
         }
         if publish.qos > configuration.maximumQoS { return .close(protocolViolation(.qosNotSupported)) }
         if publish.retain, !configuration.retainAvailable { return .close(protocolViolation(.retainNotSupported)) }
-        let message = MQTTMessage(topic: topic, payload: publish.payload, qos: publish.qos, retain: publish.retain, properties: version == .v5 ? publish.properties : [])
+        let message = MQTTMessage(
+            topic: topic, payload: publish.payload, qos: publish.qos, retain: publish.retain, properties: version == .v5 ? publish.properties : [])
         return .publish(message, qos: publish.qos, packetID: publish.packetID)
     }
 

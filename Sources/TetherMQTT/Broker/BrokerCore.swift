@@ -85,13 +85,17 @@ final class BrokerCore: Sendable {
                 Self.removeSubscriptions(of: existing, from: &state)
                 state.sessions[clientID] = nil
                 discarded = existing
-                let session = BrokerSession(clientID: clientID, version: connect.version, principal: principal, endsWithConnection: endsWithConnection, expiryInterval: expiry, maximumInflight: inflightLimit)
+                let session = BrokerSession(
+                    clientID: clientID, version: connect.version, principal: principal, endsWithConnection: endsWithConnection, expiryInterval: expiry,
+                    maximumInflight: inflightLimit)
                 session.connection = connection
                 session.maximumPacketSize = connect.properties.maximumPacketSize.map(Int.init)
                 state.sessions[clientID] = session
                 return (session, false, previous)
             }
-            let session = BrokerSession(clientID: clientID, version: connect.version, principal: principal, endsWithConnection: endsWithConnection, expiryInterval: expiry, maximumInflight: inflightLimit)
+            let session = BrokerSession(
+                clientID: clientID, version: connect.version, principal: principal, endsWithConnection: endsWithConnection, expiryInterval: expiry,
+                maximumInflight: inflightLimit)
             session.connection = connection
             session.maximumPacketSize = connect.properties.maximumPacketSize.map(Int.init)
             state.sessions[clientID] = session
@@ -143,7 +147,8 @@ final class BrokerCore: Sendable {
 
     private func scheduleWill(_ will: MQTTWill, of session: BrokerSession, expiry: UInt32?, eventLoop: any EventLoop) {
         let delay = min(will.properties.willDelayInterval ?? 0, expiry ?? 0)
-        let message = MQTTMessage(topic: will.topic, payload: will.payload, qos: will.qos, retain: will.retain, properties: will.properties.filteringWillDelay())
+        let message = MQTTMessage(
+            topic: will.topic, payload: will.payload, qos: will.qos, retain: will.retain, properties: will.properties.filteringWillDelay())
         let principal = session.lock.withLock { session.principal }
         guard hooks.authorizePublish(principal, topic: will.topic) else { return }
         guard delay > 0 else {
@@ -203,7 +208,9 @@ final class BrokerCore: Sendable {
 
     /// Adds subscriptions for a session; returns a reason code per filter and the retained
     /// messages to send.
-    func subscribe(_ session: BrokerSession, _ subscriptions: [MQTTTopicSubscription], identifier: Int?) -> (codes: [MQTTReasonCode], retained: [PendingMessage]) {
+    func subscribe(
+        _ session: BrokerSession, _ subscriptions: [MQTTTopicSubscription], identifier: Int?
+    ) -> (codes: [MQTTReasonCode], retained: [PendingMessage]) {
         let principal = session.lock.withLock { session.principal }
         var codes: [MQTTReasonCode] = []
         var retained: [PendingMessage] = []
@@ -221,7 +228,8 @@ final class BrokerCore: Sendable {
             let existed = session.lock.withLock { session.subscriptions.update(subscription, identifier: identifier) }
             changed = true
             codes.append(MQTTReasonCode(rawValue: subscription.qos.rawValue))
-            let sendRetained = !shared && (subscription.retainHandling == .sendOnSubscribe || (subscription.retainHandling == .sendOnNewSubscribe && !existed && isNew))
+            let sendRetained =
+                !shared && (subscription.retainHandling == .sendOnSubscribe || (subscription.retainHandling == .sendOnNewSubscribe && !existed && isNew))
             if sendRetained {
                 let matching = state.withLockedValue { state in
                     state.retained.values.filter { MQTTTopic.matches(filter: subscription.filter, topic: $0.topic) }
@@ -291,7 +299,9 @@ final class BrokerCore: Sendable {
         if matches.count == 1 {
             let match = matches[0]
             if match.noLocal, match.subscriber.session === publisher { return 0 }
-            deliver(message, to: match.subscriber.session, from: publisher, qos: min(message.qos, match.qos), retainAsPublished: match.retainAsPublished, identifiers: match.identifier.map { [$0] } ?? [], deadline: deadline, into: &deliveries)
+            deliver(
+                message, to: match.subscriber.session, from: publisher, qos: min(message.qos, match.qos), retainAsPublished: match.retainAsPublished,
+                identifiers: match.identifier.map { [$0] } ?? [], deadline: deadline, into: &deliveries)
             return 1
         }
         // A session with several matching subscriptions gets the message once, at the highest QoS.
@@ -314,12 +324,17 @@ final class BrokerCore: Sendable {
         }
         for key in order {
             let (session, qos, retainAsPublished, identifiers) = merged[key]!
-            deliver(message, to: session, from: publisher, qos: qos, retainAsPublished: retainAsPublished, identifiers: identifiers, deadline: deadline, into: &deliveries)
+            deliver(
+                message, to: session, from: publisher, qos: qos, retainAsPublished: retainAsPublished, identifiers: identifiers, deadline: deadline,
+                into: &deliveries)
         }
         return order.count
     }
 
-    private func deliver(_ message: MQTTMessage, to session: BrokerSession, from publisher: BrokerSession?, qos: MQTTQoS, retainAsPublished: Bool, identifiers: [Int], deadline: NIODeadline?, into deliveries: inout [Delivery]) {
+    private func deliver(
+        _ message: MQTTMessage, to session: BrokerSession, from publisher: BrokerSession?, qos: MQTTQoS, retainAsPublished: Bool, identifiers: [Int],
+        deadline: NIODeadline?, into deliveries: inout [Delivery]
+    ) {
         var outgoing = message
         outgoing.qos = qos
         outgoing.retain = retainAsPublished && message.retain

@@ -85,7 +85,10 @@ final class BrokerSession: @unchecked Sendable {
     /// Internal subscribers (embedders) get messages through this instead of a connection.
     let sink: (@Sendable (MQTTMessage, _ publisher: MQTTPrincipal?) -> Void)?
 
-    init(clientID: String, version: MQTTVersion, principal: MQTTPrincipal, endsWithConnection: Bool, expiryInterval: UInt32?, maximumInflight: Int, sink: (@Sendable (MQTTMessage, _ publisher: MQTTPrincipal?) -> Void)? = nil) {
+    init(
+        clientID: String, version: MQTTVersion, principal: MQTTPrincipal, endsWithConnection: Bool, expiryInterval: UInt32?, maximumInflight: Int,
+        sink: (@Sendable (MQTTMessage, _ publisher: MQTTPrincipal?) -> Void)? = nil
+    ) {
         self.clientID = clientID
         self.version = version
         self.principal = principal
@@ -107,11 +110,15 @@ final class BrokerSession: @unchecked Sendable {
     func publishPacket(for pending: PendingMessage, packetID: UInt16?, dup: Bool, now: NIODeadline) -> MQTTPublish? {
         if version != .v5 {
             if let deadline = pending.deadline, deadline <= now { return nil }
-            return MQTTPublish(topic: pending.message.topic, payload: pending.message.payload, qos: pending.message.qos, retain: pending.message.retain, dup: dup, packetID: packetID)
+            return MQTTPublish(
+                topic: pending.message.topic, payload: pending.message.payload, qos: pending.message.qos, retain: pending.message.retain, dup: dup,
+                packetID: packetID)
         }
         var properties = pending.message.properties
         if properties.isEmpty, pending.deadline == nil, pending.subscriptionIdentifiers.isEmpty {
-            return MQTTPublish(topic: pending.message.topic, payload: pending.message.payload, qos: pending.message.qos, retain: pending.message.retain, dup: dup, packetID: packetID)
+            return MQTTPublish(
+                topic: pending.message.topic, payload: pending.message.payload, qos: pending.message.qos, retain: pending.message.retain, dup: dup,
+                packetID: packetID)
         }
         if let deadline = pending.deadline {
             guard deadline > now else { return nil }

@@ -73,7 +73,9 @@ public final class MQTTBroker: Sendable {
     /// and who published it (nil: the broker itself, ``publish(_:)``), in-process and without
     /// a buffer: on the publisher's event loop, in the order each publisher sent them.
     /// `handler` must return quickly. Ends when the returned observation is cancelled.
-    public func observe(_ filter: String, _ handler: @escaping @Sendable (MQTTMessage, _ publisher: MQTTPrincipal?) -> Void) throws(MQTTError) -> MQTTObservation {
+    public func observe(
+        _ filter: String, _ handler: @escaping @Sendable (MQTTMessage, _ publisher: MQTTPrincipal?) -> Void
+    ) throws(MQTTError) -> MQTTObservation {
         try MQTTTopic.validateFilter(filter)
         let session = core.addInternalSubscriber(filter: filter, sink: handler)
         return MQTTObservation { [core] in core.removeInternalSubscriber(session) }
@@ -126,7 +128,7 @@ public final class MQTTBroker: Sendable {
                     }
                 }
             }
-        } catch where Task.isCancelled {
+        } catch let error where Task.isCancelled {
             // Cancellation is how the broker is stopped.
         }
         // Clients must notice that this broker is gone (and go elsewhere), not keep talking

@@ -17,7 +17,10 @@ public struct MQTTStoredSession: Hashable, Sendable {
     public var username: String?
 
     /// Builds a stored session from its parts, as given.
-    public init(clientID: String, version: MQTTVersion, subscriptions: [MQTTTopicSubscription], subscriptionIdentifiers: [String: Int] = [:], expiryInterval: UInt32?, pendingMessages: [MQTTMessage], username: String? = nil) {
+    public init(
+        clientID: String, version: MQTTVersion, subscriptions: [MQTTTopicSubscription], subscriptionIdentifiers: [String: Int] = [:], expiryInterval: UInt32?,
+        pendingMessages: [MQTTMessage], username: String? = nil
+    ) {
         self.username = username
         self.clientID = clientID
         self.version = version

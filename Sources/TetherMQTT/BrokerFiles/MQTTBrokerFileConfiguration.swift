@@ -246,7 +246,8 @@ public struct MQTTBrokerFileConfiguration: Sendable, Equatable {
                 throw MQTTError(.invalidConfiguration, "\(name): the listener on port \(listener.port) needs both certfile and keyfile for TLS")
             }
             for listener in configuration.listeners where (listener.requireCertificate || listener.caFile != nil) && !listener.isTLS {
-                throw MQTTError(.invalidConfiguration, "\(name): the listener on port \(listener.port) has cafile or require_certificate without certfile and keyfile")
+                throw MQTTError(
+                    .invalidConfiguration, "\(name): the listener on port \(listener.port) has cafile or require_certificate without certfile and keyfile")
             }
             for listener in configuration.listeners where listener.requireCertificate && listener.caFile == nil {
                 throw MQTTError(.invalidConfiguration, "\(name): the listener on port \(listener.port) requires client certificates but names no cafile")

@@ -39,7 +39,9 @@ public final class MQTTFilePersistence: MQTTBrokerPersistence {
     }
 
     public func saveSession(_ session: MQTTStoredSession) {
-        state.withLock { $0.sessions[session.clientID] = session; $0.dirty = true }
+        state.withLock {
+            $0.sessions[session.clientID] = session; $0.dirty = true
+        }
     }
 
     public func deleteSession(clientID: String) {
@@ -47,7 +49,9 @@ public final class MQTTFilePersistence: MQTTBrokerPersistence {
     }
 
     public func saveRetained(topic: String, message: MQTTMessage?) {
-        state.withLock { $0.retained[topic] = message; $0.dirty = true }
+        state.withLock {
+            $0.retained[topic] = message; $0.dirty = true
+        }
     }
 
     /// Writes the file if anything changed since the last write.
@@ -81,15 +85,16 @@ public final class MQTTFilePersistence: MQTTBrokerPersistence {
             var object: JSONObject = [
                 "client_id": .string(session.clientID),
                 "version": .int(Int64(session.version.rawValue)),
-                "subscriptions": .array(session.subscriptions.map { subscription in
-                    var entry: JSONObject = [
-                        "filter": .string(subscription.filter), "qos": .int(Int64(subscription.qos.rawValue)),
-                        "no_local": .bool(subscription.noLocal), "retain_as_published": .bool(subscription.retainAsPublished),
-                        "retain_handling": .int(Int64(subscription.retainHandling.rawValue)),
-                    ]
-                    if let identifier = session.subscriptionIdentifiers[subscription.filter] { entry["identifier"] = .int(Int64(identifier)) }
-                    return .object(entry)
-                }),
+                "subscriptions": .array(
+                    session.subscriptions.map { subscription in
+                        var entry: JSONObject = [
+                            "filter": .string(subscription.filter), "qos": .int(Int64(subscription.qos.rawValue)),
+                            "no_local": .bool(subscription.noLocal), "retain_as_published": .bool(subscription.retainAsPublished),
+                            "retain_handling": .int(Int64(subscription.retainHandling.rawValue)),
+                        ]
+                        if let identifier = session.subscriptionIdentifiers[subscription.filter] { entry["identifier"] = .int(Int64(identifier)) }
+                        return .object(entry)
+                    }),
                 "pending": .array(session.pendingMessages.compactMap { encode($0).map(JSONValue.string) }),
             ]
             object["expiry"] = session.expiryInterval.map { .int(Int64($0)) } ?? .null
@@ -113,18 +118,20 @@ public final class MQTTFilePersistence: MQTTBrokerPersistence {
         var sessions: [MQTTStoredSession] = []
         for value in document["sessions"]?.arrayValue ?? [] {
             guard let clientID = value["client_id"]?.stringValue, case .int(let level)? = value["version"],
-                  let version = MQTTVersion(rawValue: UInt8(clamping: level))
+                let version = MQTTVersion(rawValue: UInt8(clamping: level))
             else { throw fail("a session without client_id or version") }
             var subscriptions: [MQTTTopicSubscription] = []
             var identifiers: [String: Int] = [:]
             for entry in value["subscriptions"]?.arrayValue ?? [] {
                 guard let filter = entry["filter"]?.stringValue, case .int(let qos)? = entry["qos"], let level = MQTTQoS(rawValue: UInt8(clamping: qos)),
-                      case .int(let handling)? = entry["retain_handling"], let retainHandling = MQTTTopicSubscription.RetainHandling(rawValue: UInt8(clamping: handling))
+                    case .int(let handling)? = entry["retain_handling"],
+                    let retainHandling = MQTTTopicSubscription.RetainHandling(rawValue: UInt8(clamping: handling))
                 else { throw fail("a subscription of \(clientID) cannot be read") }
-                subscriptions.append(MQTTTopicSubscription(
-                    filter: filter, qos: level, noLocal: entry["no_local"] == .bool(true),
-                    retainAsPublished: entry["retain_as_published"] == .bool(true), retainHandling: retainHandling
-                ))
+                subscriptions.append(
+                    MQTTTopicSubscription(
+                        filter: filter, qos: level, noLocal: entry["no_local"] == .bool(true),
+                        retainAsPublished: entry["retain_as_published"] == .bool(true), retainHandling: retainHandling
+                    ))
                 if case .int(let identifier)? = entry["identifier"] { identifiers[filter] = Int(identifier) }
             }
             var pending: [MQTTMessage] = []
@@ -134,10 +141,11 @@ public final class MQTTFilePersistence: MQTTBrokerPersistence {
             }
             var expiry: UInt32?
             if case .int(let seconds)? = value["expiry"] { expiry = UInt32(clamping: seconds) }
-            sessions.append(MQTTStoredSession(
-                clientID: clientID, version: version, subscriptions: subscriptions, subscriptionIdentifiers: identifiers,
-                expiryInterval: expiry, pendingMessages: pending, username: value["username"]?.stringValue
-            ))
+            sessions.append(
+                MQTTStoredSession(
+                    clientID: clientID, version: version, subscriptions: subscriptions, subscriptionIdentifiers: identifiers,
+                    expiryInterval: expiry, pendingMessages: pending, username: value["username"]?.stringValue
+                ))
         }
         var retained: [MQTTMessage] = []
         for item in document["retained"]?.arrayValue ?? [] {

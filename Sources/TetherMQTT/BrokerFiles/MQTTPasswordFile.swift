@@ -19,7 +19,8 @@ public struct MQTTPasswordFile: Sendable, Equatable {
         public func verify(_ password: [UInt8]) -> Bool {
             switch self {
             case .pbkdf2SHA512(let iterations, let salt, let hash):
-                return MQTTPasswordFile.constantTimeEquals(MQTTPasswordFile.pbkdf2SHA512(password: password, salt: salt, iterations: iterations, length: hash.count), hash)
+                return MQTTPasswordFile.constantTimeEquals(
+                    MQTTPasswordFile.pbkdf2SHA512(password: password, salt: salt, iterations: iterations, length: hash.count), hash)
             case .sha512(let salt, let hash):
                 return MQTTPasswordFile.constantTimeEquals(Array(SHA512.hash(data: password + salt)), hash)
             }
@@ -58,7 +59,9 @@ public struct MQTTPasswordFile: Sendable, Equatable {
             let user = String(line[..<colon])
             let hashText = String(line[line.index(after: colon)...])
             guard let hash = Self.parseHash(hashText) else {
-                throw fail(hashText.hasPrefix("$") ? "the hash of \(user) is not $7$ITERATIONS$SALT$HASH or $6$SALT$HASH" : "the password of \(user) is not hashed (mosquitto_passwd -U)")
+                throw fail(
+                    hashText.hasPrefix("$")
+                        ? "the hash of \(user) is not $7$ITERATIONS$SALT$HASH or $6$SALT$HASH" : "the password of \(user) is not hashed (mosquitto_passwd -U)")
             }
             guard users[user] == nil else { throw fail("\(user) is listed twice") }
             users[user] = hash
@@ -71,7 +74,7 @@ public struct MQTTPasswordFile: Sendable, Equatable {
         switch (parts.first, parts.count > 1 ? parts[1] : nil) {
         case ("", "7"?) where parts.count == 5:
             guard let iterations = Int(parts[2]), (1...maximumIterations).contains(iterations),
-                  let salt = Data(base64Encoded: parts[3]), let hash = Data(base64Encoded: parts[4]), !hash.isEmpty, hash.count <= 64
+                let salt = Data(base64Encoded: parts[3]), let hash = Data(base64Encoded: parts[4]), !hash.isEmpty, hash.count <= 64
             else { return nil }
             return .pbkdf2SHA512(iterations: iterations, salt: Array(salt), hash: Array(hash))
         case ("", "6"?) where parts.count == 4:
@@ -101,7 +104,8 @@ public struct MQTTPasswordFile: Sendable, Equatable {
     private var decoy: Hash {
         switch order.first.flatMap({ users[$0] }) {
         case .sha512?: .sha512(salt: [UInt8](repeating: 0, count: 12), hash: [UInt8](repeating: 0, count: 64))
-        case .pbkdf2SHA512(let iterations, _, _)?: .pbkdf2SHA512(iterations: iterations, salt: [UInt8](repeating: 0, count: 12), hash: [UInt8](repeating: 0, count: 64))
+        case .pbkdf2SHA512(let iterations, _, _)?:
+            .pbkdf2SHA512(iterations: iterations, salt: [UInt8](repeating: 0, count: 12), hash: [UInt8](repeating: 0, count: 64))
         case nil: .pbkdf2SHA512(iterations: Self.iterations, salt: [UInt8](repeating: 0, count: 12), hash: [UInt8](repeating: 0, count: 64))
         }
     }

@@ -60,12 +60,14 @@ extension MQTTClient {
                         let addMQTT: @Sendable (any Channel) throws -> Void = { channel in
                             var handlers: [any ChannelHandler] = []
                             if keepAlive > 0 { handlers.append(IdleStateHandler(writeTimeout: .seconds(Int64(keepAlive)))) }
-                            handlers.append(ByteToMessageHandler(MQTTPacketDecoder(version: configuration.version, maximumPacketSize: configuration.maximumPacketSize)))
-                            handlers.append(MQTTClientHandler(
-                                pingTimeout: pingTimeout,
-                                onPacket: { [weak client] packet in client?.receive(packet, channel: id) },
-                                onClose: { [weak client] error in client?.connectionEnded(channel: id, error: error) }
-                            ))
+                            handlers.append(
+                                ByteToMessageHandler(MQTTPacketDecoder(version: configuration.version, maximumPacketSize: configuration.maximumPacketSize)))
+                            handlers.append(
+                                MQTTClientHandler(
+                                    pingTimeout: pingTimeout,
+                                    onPacket: { [weak client] packet in client?.receive(packet, channel: id) },
+                                    onClose: { [weak client] error in client?.connectionEnded(channel: id, error: error) }
+                                ))
                             try channel.pipeline.syncOperations.addHandlers(handlers)
                         }
                         switch configuration.transport.base {
@@ -76,7 +78,8 @@ extension MQTTClient {
                             try addMQTT(channel)
                         case .webSocket(let path, let secure):
                             try secure?(channel, configuration.host)
-                            readiness.set(try WebSocketClientSetup.install(on: channel, host: configuration.host, port: configuration.port, path: path, addMQTT: addMQTT))
+                            readiness.set(
+                                try WebSocketClientSetup.install(on: channel, host: configuration.host, port: configuration.port, path: path, addMQTT: addMQTT))
                         }
                     }
                 }
@@ -121,9 +124,11 @@ extension MQTTClient {
             properties.list.append(.receiveMaximum(UInt16(clamping: max(1, configuration.maximumInflight))))
             properties.list.append(.maximumPacketSize(UInt32(clamping: configuration.maximumPacketSize)))
         }
-        let credentials = configuration.credentials?() ?? MQTTCredentials(
-            clientID: configuration.clientID, username: configuration.username, password: configuration.password
-        )
+        let credentials =
+            configuration.credentials?()
+            ?? MQTTCredentials(
+                clientID: configuration.clientID, username: configuration.username, password: configuration.password
+            )
         let connect = MQTTConnect(
             version: configuration.version, clientID: credentials.clientID, cleanStart: configuration.cleanStart,
             keepAlive: configuration.keepAlive, username: credentials.username, password: credentials.password,
@@ -198,7 +203,11 @@ extension MQTTClient {
                         continue
                     }
                     let publish = entry.publish
-                    state.outbound.prepend(Outbound(message: MQTTMessage(topic: publish.topic, payload: publish.payload, qos: publish.qos, retain: publish.retain, properties: publish.properties), completion: entry.completion))
+                    state.outbound.prepend(
+                        Outbound(
+                            message: MQTTMessage(
+                                topic: publish.topic, payload: publish.payload, qos: publish.qos, retain: publish.retain, properties: publish.properties),
+                            completion: entry.completion))
                 }
                 state.inflight.removeAll()
                 state.inflightOrder.removeAll()
@@ -282,7 +291,9 @@ extension MQTTClient {
                 return true
             }
             if let channel = current {
-                send([.pubrel(MQTTAck(packetID: ack.packetID, reasonCode: known || configuration.version != .v5 ? .success : .packetIdentifierNotFound))], on: channel)
+                send(
+                    [.pubrel(MQTTAck(packetID: ack.packetID, reasonCode: known || configuration.version != .v5 ? .success : .packetIdentifierNotFound))],
+                    on: channel)
             }
         case .pubcomp(let ack):
             complete(ack, stage: .awaitingPubComp, channel: current)
@@ -291,7 +302,9 @@ extension MQTTClient {
             pending?.complete(.success(packet))
         case .disconnect(let disconnect):
             logger.debug("the broker sent DISCONNECT", metadata: ["mqtt.reason": "\(disconnect.reasonCode)"])
-            eventBroadcast.yield(.disconnected(MQTTError(.disconnected, disconnect.properties.reasonString ?? "the broker disconnected the client", reasonCode: disconnect.reasonCode)))
+            eventBroadcast.yield(
+                .disconnected(
+                    MQTTError(.disconnected, disconnect.properties.reasonString ?? "the broker disconnected the client", reasonCode: disconnect.reasonCode)))
         case .pingresp, .auth, .connect, .subscribe, .unsubscribe, .pingreq:
             return
         }
@@ -306,7 +319,8 @@ extension MQTTClient {
             return (entry.completion, state.connected ? drain(&state) : [])
         }
         if ack.reasonCode.isFailure {
-            completion?.resume(throwing: MQTTError(.publishRefused, ack.properties.reasonString ?? "the broker refused the publication", reasonCode: ack.reasonCode))
+            completion?.resume(
+                throwing: MQTTError(.publishRefused, ack.properties.reasonString ?? "the broker refused the publication", reasonCode: ack.reasonCode))
         } else {
             completion?.resume()
         }
@@ -316,7 +330,9 @@ extension MQTTClient {
     private func deliver(_ message: MQTTMessage) {
         let targets = state.withLock { state -> [AsyncStream<MQTTMessage>.Continuation] in
             let targets = state.subscriptions.values.filter { subscription in
-                subscription.subscriptions.contains { MQTTTopic.matches(filter: MQTTTopic.sharedSubscription($0.filter)?.filter ?? $0.filter, topic: message.topic) }
+                subscription.subscriptions.contains {
+                    MQTTTopic.matches(filter: MQTTTopic.sharedSubscription($0.filter)?.filter ?? $0.filter, topic: message.topic)
+                }
             }.map(\.continuation)
             if targets.isEmpty, state.messageConsumers == 0 {
                 state.backlog.append(message)

@@ -136,9 +136,11 @@ public final class MQTTClient: Sendable {
             }
             state.messageConsumers += 1
             defer { state.backlog.removeAll() }
-            return messageBroadcast.subscribe(startingWith: Array(state.backlog), bufferSize: 10_000, onTermination: { [self] in
-                self.state.withLock { $0.messageConsumers -= 1 }
-            })
+            return messageBroadcast.subscribe(
+                startingWith: Array(state.backlog), bufferSize: 10_000,
+                onTermination: { [self] in
+                    self.state.withLock { $0.messageConsumers -= 1 }
+                })
         }
     }
 
@@ -195,7 +197,8 @@ public final class MQTTClient: Sendable {
                 continue
             }
             let id = state.allocatePacketID()
-            let publish = MQTTPublish(topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain, packetID: id, properties: properties)
+            let publish = MQTTPublish(
+                topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain, packetID: id, properties: properties)
             state.inflight[id] = Inflight(publish: publish, stage: message.qos == .atLeastOnce ? .awaitingPubAck : .awaitingPubRec, completion: next.completion)
             state.inflightOrder.append(id)
             packets.append(.publish(publish))

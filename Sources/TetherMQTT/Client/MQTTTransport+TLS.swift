@@ -22,7 +22,8 @@ extension MQTTTransport {
     }
 
     /// MQTT over WebSocket over TLS (`wss://host:port/path`).
-    public static func webSocket(path: String = "/mqtt", tls configuration: TLSConfiguration, serverHostname: String? = nil) throws(MQTTError) -> MQTTTransport {
+    public static func webSocket(path: String = "/mqtt", tls configuration: TLSConfiguration, serverHostname: String? = nil) throws(MQTTError) -> MQTTTransport
+    {
         guard case .custom(_, let secure) = try tls(configuration, serverHostname: serverHostname).base else {
             preconditionFailure("tls(_:) makes a custom transport")
         }

@@ -43,11 +43,12 @@ extension MQTTPacket {
             guard acknowledge & 0xFE == 0 else { throw .malformed("CONNACK has reserved flags set") }
             let code = try body.mqttReadByte("CONNACK reason code")
             if !v5, code > 5 { throw .malformed("CONNACK return code \(code) is reserved in MQTT 3.1.1") }
-            return .connack(MQTTConnAck(
-                sessionPresent: acknowledge & 1 == 1,
-                reasonCode: v5 ? MQTTReasonCode(rawValue: code) : MQTTReasonCode(v311ConnectReturnCode: code),
-                properties: v5 ? try MQTTProperties.read(from: &body, context: .connack) : []
-            ))
+            return .connack(
+                MQTTConnAck(
+                    sessionPresent: acknowledge & 1 == 1,
+                    reasonCode: v5 ? MQTTReasonCode(rawValue: code) : MQTTReasonCode(v311ConnectReturnCode: code),
+                    properties: v5 ? try MQTTProperties.read(from: &body, context: .connack) : []
+                ))
         case 3:
             return .publish(try readPublish(flags: flags, body: &body, v5: v5))
         case 4, 5, 7:
@@ -131,7 +132,9 @@ extension MQTTPacket {
         }
         let username = hasUsername ? try body.mqttReadString("user name") : nil
         let password = hasPassword ? try body.mqttReadBinary("password") : nil
-        return MQTTConnect(version: version, clientID: clientID, cleanStart: flags & 0x02 != 0, keepAlive: keepAlive, username: username, password: password, will: will, properties: properties)
+        return MQTTConnect(
+            version: version, clientID: clientID, cleanStart: flags & 0x02 != 0, keepAlive: keepAlive, username: username, password: password, will: will,
+            properties: properties)
     }
 
     private static func readPublish(flags: UInt8, body: inout ByteBuffer, v5: Bool) throws(MQTTError) -> MQTTPublish {
@@ -175,7 +178,9 @@ extension MQTTPacket {
                 guard options & 0xC0 == 0, let handling = MQTTTopicSubscription.RetainHandling(rawValue: (options >> 4) & 0x03) else {
                     throw .malformed("invalid subscription options 0x\(String(options, radix: 16))")
                 }
-                subscriptions.append(MQTTTopicSubscription(filter: filter, qos: qos, noLocal: options & 0x04 != 0, retainAsPublished: options & 0x08 != 0, retainHandling: handling))
+                subscriptions.append(
+                    MQTTTopicSubscription(
+                        filter: filter, qos: qos, noLocal: options & 0x04 != 0, retainAsPublished: options & 0x08 != 0, retainHandling: handling))
             } else {
                 guard options & 0xFC == 0 else { throw .malformed("reserved bits set in subscription options") }
                 subscriptions.append(MQTTTopicSubscription(filter: filter, qos: qos))

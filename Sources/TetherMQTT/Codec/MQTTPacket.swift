@@ -78,7 +78,10 @@ public struct MQTTConnect: Hashable, Sendable {
     public var properties: MQTTProperties
 
     /// Builds a CONNECT as given; nothing is checked until it is encoded.
-    public init(version: MQTTVersion, clientID: String, cleanStart: Bool = true, keepAlive: UInt16 = 60, username: String? = nil, password: [UInt8]? = nil, will: MQTTWill? = nil, properties: MQTTProperties = []) {
+    public init(
+        version: MQTTVersion, clientID: String, cleanStart: Bool = true, keepAlive: UInt16 = 60, username: String? = nil, password: [UInt8]? = nil,
+        will: MQTTWill? = nil, properties: MQTTProperties = []
+    ) {
         self.version = version
         self.clientID = clientID
         self.cleanStart = cleanStart
@@ -127,7 +130,10 @@ public struct MQTTPublish: Hashable, Sendable {
     public var properties: MQTTProperties
 
     /// Builds a PUBLISH as given; encoding throws if QoS 1 or 2 lacks a non-zero packet identifier.
-    public init(topic: String, payload: ByteBuffer, qos: MQTTQoS = .atMostOnce, retain: Bool = false, dup: Bool = false, packetID: UInt16? = nil, properties: MQTTProperties = []) {
+    public init(
+        topic: String, payload: ByteBuffer, qos: MQTTQoS = .atMostOnce, retain: Bool = false, dup: Bool = false, packetID: UInt16? = nil,
+        properties: MQTTProperties = []
+    ) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
@@ -180,7 +186,9 @@ public struct MQTTTopicSubscription: Hashable, Sendable {
     public var retainHandling: RetainHandling
 
     /// Builds a subscription; the filter is not validated here.
-    public init(filter: String, qos: MQTTQoS = .atMostOnce, noLocal: Bool = false, retainAsPublished: Bool = false, retainHandling: RetainHandling = .sendOnSubscribe) {
+    public init(
+        filter: String, qos: MQTTQoS = .atMostOnce, noLocal: Bool = false, retainAsPublished: Bool = false, retainHandling: RetainHandling = .sendOnSubscribe
+    ) {
         self.filter = filter
         self.qos = qos
         self.noLocal = noLocal
@@ -313,6 +321,9 @@ public enum MQTTPacket: Hashable, Sendable {
 
     /// The packet type's name as the specification spells it ("PUBLISH"), for logs and errors.
     public var name: String {
-        ["", "CONNECT", "CONNACK", "PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP", "SUBSCRIBE", "SUBACK", "UNSUBSCRIBE", "UNSUBACK", "PINGREQ", "PINGRESP", "DISCONNECT", "AUTH"][Int(type)]
+        [
+            "", "CONNECT", "CONNACK", "PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP", "SUBSCRIBE", "SUBACK", "UNSUBSCRIBE", "UNSUBACK", "PINGREQ",
+            "PINGRESP", "DISCONNECT", "AUTH",
+        ][Int(type)]
     }
 }

@@ -15,33 +15,39 @@ struct ControlRoutes<Context: RequestContext> {
     }
 
     func register(on router: DocumentedRouter<Context>) {
-        router.on(.init(
-            method: .post, path: "/app/control/{did}",
-            summary: "Write data points ({attrs}) or send raw bytes ({raw}); Tether: queue_ttl (s) waits for an offline device, the answer names the ledger entry",
-            tag: "control", security: .appAndUser,
-            body: JSONSchema.object([
-                "attrs": JSONSchema.empty, "raw": JSONSchema.array(JSONSchema.integer(minimum: 0, maximum: 255), maxItems: 65_536),
-                "queue_ttl": JSONSchema.integer(minimum: 0, maximum: 7 * 24 * 3600),
-            ]),
-            success: .ok(Self.commandAnswer)
-        )) { request, context in
+        router.on(
+            .init(
+                method: .post, path: "/app/control/{did}",
+                summary:
+                    "Write data points ({attrs}) or send raw bytes ({raw}); Tether: queue_ttl (s) waits for an offline device, the answer names the ledger entry",
+                tag: "control", security: .appAndUser,
+                body: JSONSchema.object([
+                    "attrs": JSONSchema.empty, "raw": JSONSchema.array(JSONSchema.integer(minimum: 0, maximum: 255), maxItems: 65_536),
+                    "queue_ttl": JSONSchema.integer(minimum: 0, maximum: 7 * 24 * 3600),
+                ]),
+                success: .ok(Self.commandAnswer)
+            )
+        ) { request, context in
             let user = try await accounts.authenticate(request)
             let did = try context.pathParameter("did")
             let body = try await RequestForm.decode(request, as: ControlBody.init(json:))
-            let command: ControlService.Request = switch body.command {
-            case .attrs(let attrs): .attrs(attrs)
-            case .raw(let bytes): .raw(bytes)
-            }
+            let command: ControlService.Request =
+                switch body.command {
+                case .attrs(let attrs): .attrs(attrs)
+                case .raw(let bytes): .raw(bytes)
+                }
             let record = try await control.control(user, did: did, command, queueSeconds: body.queueTTL)
             return Response.json(CommandAcceptedBody(commandID: record.id, state: record.state.rawValue).json)
         }
-        router.on(.init(
-            method: .post, path: "/app/devices/{did}/services/{identifier}",
-            summary: "Tether: call a service of the device's model with {params}; queue_ttl as for control",
-            tag: "control", security: .appAndUser,
-            body: JSONSchema.object(["params": JSONSchema.empty, "queue_ttl": JSONSchema.integer(minimum: 0, maximum: 7 * 24 * 3600)]),
-            success: .ok(Self.commandAnswer)
-        )) { request, context in
+        router.on(
+            .init(
+                method: .post, path: "/app/devices/{did}/services/{identifier}",
+                summary: "Tether: call a service of the device's model with {params}; queue_ttl as for control",
+                tag: "control", security: .appAndUser,
+                body: JSONSchema.object(["params": JSONSchema.empty, "queue_ttl": JSONSchema.integer(minimum: 0, maximum: 7 * 24 * 3600)]),
+                success: .ok(Self.commandAnswer)
+            )
+        ) { request, context in
             let user = try await accounts.authenticate(request)
             let body = try await RequestForm.decode(request, as: ServiceCallBody.init(json:))
             let did = try context.pathParameter("did")
@@ -49,21 +55,27 @@ struct ControlRoutes<Context: RequestContext> {
             let record = try await control.control(user, did: did, .service(identifier: identifier, params: body.params), queueSeconds: body.queueTTL)
             return Response.json(CommandAcceptedBody(commandID: record.id, state: record.state.rawValue).json)
         }
-        router.on(.init(
-            method: .get, path: "/app/commands/{id}", summary: "Tether: one command of the ledger and where it is",
-            tag: "control", security: .appAndUser, success: .ok(JSONSchema.ref("Command"))
-        )) { request, context in
+        router.on(
+            .init(
+                method: .get, path: "/app/commands/{id}", summary: "Tether: one command of the ledger and where it is",
+                tag: "control", security: .appAndUser, success: .ok(JSONSchema.ref("Command"))
+            )
+        ) { request, context in
             let user = try await accounts.authenticate(request)
             let text = try context.pathParameter("id")
             guard let id = Int64(text) else { throw CloudAPIError.formInvalid(detail: "a command id is a number") }
             return Response.json(try await control.command(user, id: id).json)
         }
-        router.on(.init(
-            method: .get, path: "/app/devices/{did}/commands", summary: "Tether: the device's commands, newest first",
-            tag: "control", security: .appAndUser,
-            parameters: [.query("limit", JSONSchema.integer(minimum: 1, maximum: 1000)), .query("skip", JSONSchema.integer(minimum: 0, maximum: 1_000_000))],
-            success: .ok(JSONSchema.object(["commands": JSONSchema.array(JSONSchema.ref("Command"))], required: ["commands"]))
-        )) { request, context in
+        router.on(
+            .init(
+                method: .get, path: "/app/devices/{did}/commands", summary: "Tether: the device's commands, newest first",
+                tag: "control", security: .appAndUser,
+                parameters: [
+                    .query("limit", JSONSchema.integer(minimum: 1, maximum: 1000)), .query("skip", JSONSchema.integer(minimum: 0, maximum: 1_000_000)),
+                ],
+                success: .ok(JSONSchema.object(["commands": JSONSchema.array(JSONSchema.ref("Command"))], required: ["commands"]))
+            )
+        ) { request, context in
             let user = try await accounts.authenticate(request)
             // Typed throws evaluated inside async call arguments crash the 6.3 optimizer
             // (CoroSplit, emitSetAndGetSwiftErrorValueAround): read them into locals first.
@@ -73,11 +85,15 @@ struct ControlRoutes<Context: RequestContext> {
             let records = try await control.commands(user, did: did, limit: Int(limit), skip: Int(skip))
             return Response.json(["commands": .array(records.map(\.json))])
         }
-        router.on(.init(
-            method: .get, path: "/app/devdata/{did}/latest", summary: "The device's latest report (updated_at 0: none in 24 h)",
-            tag: "devices", security: .appAndUser,
-            success: .ok(JSONSchema.object(["did": JSONSchema.string, "updated_at": JSONSchema.integer, "attr": JSONSchema.empty], required: ["did", "updated_at", "attr"]))
-        )) { request, context in
+        router.on(
+            .init(
+                method: .get, path: "/app/devdata/{did}/latest", summary: "The device's latest report (updated_at 0: none in 24 h)",
+                tag: "devices", security: .appAndUser,
+                success: .ok(
+                    JSONSchema.object(
+                        ["did": JSONSchema.string, "updated_at": JSONSchema.integer, "attr": JSONSchema.empty], required: ["did", "updated_at", "attr"]))
+            )
+        ) { request, context in
             let user = try await accounts.authenticate(request)
             let did = try context.pathParameter("did")
             guard try await control.isBound(user, did: did) else { throw CloudAPIError.deviceNotBound() }
@@ -87,28 +103,35 @@ struct ControlRoutes<Context: RequestContext> {
             }
             return Response.json(LatestStatusBody(did: did, updatedAt: status.updatedMs / 1000, attrs: status.attrs).json)
         }
-        router.on(.init(
-            method: .get, path: "/app/devices/{did}/raw_data",
-            summary: "The device's traffic (type=cmd: app2dev, dev2app) or connectivity (type=online) log",
-            tag: "devices", security: .appAndUser,
-            parameters: [
-                .query("type", ["type": "string", "enum": ["cmd", "online"]], required: true),
-                .query("start_time", JSONSchema.integer(minimum: 0), required: true),
-                .query("end_time", JSONSchema.integer(minimum: 0), required: true),
-                .query("skip", JSONSchema.integer(minimum: 0, maximum: 5000)),
-                .query("limit", JSONSchema.integer(minimum: 1, maximum: 1000)),
-                .query("sort", ["type": "string", "enum": ["asc", "desc"]]),
-            ],
-            success: .ok(JSONSchema.object([
-                "meta": JSONSchema.object([
-                    "did": JSONSchema.string, "type": JSONSchema.string, "start_time": JSONSchema.integer, "end_time": JSONSchema.integer,
-                    "skip": JSONSchema.integer, "limit": JSONSchema.integer, "sort": JSONSchema.string, "total": JSONSchema.integer,
-                ], required: ["did", "type", "start_time", "end_time", "skip", "limit", "sort", "total"]),
-                "objects": JSONSchema.array(JSONSchema.object([
-                    "type": JSONSchema.string, "ip": JSONSchema.string, "payload_bin": JSONSchema.string, "timestamp": ["type": "number"],
-                ], required: ["type", "ip", "payload_bin", "timestamp"])),
-            ], required: ["meta", "objects"]))
-        )) { request, context in
+        router.on(
+            .init(
+                method: .get, path: "/app/devices/{did}/raw_data",
+                summary: "The device's traffic (type=cmd: app2dev, dev2app) or connectivity (type=online) log",
+                tag: "devices", security: .appAndUser,
+                parameters: [
+                    .query("type", ["type": "string", "enum": ["cmd", "online"]], required: true),
+                    .query("start_time", JSONSchema.integer(minimum: 0), required: true),
+                    .query("end_time", JSONSchema.integer(minimum: 0), required: true),
+                    .query("skip", JSONSchema.integer(minimum: 0, maximum: 5000)),
+                    .query("limit", JSONSchema.integer(minimum: 1, maximum: 1000)),
+                    .query("sort", ["type": "string", "enum": ["asc", "desc"]]),
+                ],
+                success: .ok(
+                    JSONSchema.object(
+                        [
+                            "meta": JSONSchema.object(
+                                [
+                                    "did": JSONSchema.string, "type": JSONSchema.string, "start_time": JSONSchema.integer, "end_time": JSONSchema.integer,
+                                    "skip": JSONSchema.integer, "limit": JSONSchema.integer, "sort": JSONSchema.string, "total": JSONSchema.integer,
+                                ], required: ["did", "type", "start_time", "end_time", "skip", "limit", "sort", "total"]),
+                            "objects": JSONSchema.array(
+                                JSONSchema.object(
+                                    [
+                                        "type": JSONSchema.string, "ip": JSONSchema.string, "payload_bin": JSONSchema.string, "timestamp": ["type": "number"],
+                                    ], required: ["type", "ip", "payload_bin", "timestamp"])),
+                        ], required: ["meta", "objects"]))
+            )
+        ) { request, context in
             let user = try await accounts.authenticate(request)
             let did = try context.pathParameter("did")
             guard try await control.isBound(user, did: did) else { throw CloudAPIError.deviceNotBound() }
@@ -138,9 +161,10 @@ struct ControlRoutes<Context: RequestContext> {
         guard skip + limit <= 5000 else { throw CloudAPIError.formInvalid(detail: "skip + limit is at most 5000") }
         let sort = request.query("sort") ?? "desc"
         guard sort == "asc" || sort == "desc" else { throw CloudAPIError.formInvalid(detail: "sort is asc or desc") }
-        let (total, objects) = try await history.entries(.init(
-            did: did, kinds: kinds, startMs: start * 1000, endMs: end * 1000 + 999, skip: Int(skip), limit: Int(limit), ascending: sort == "asc"
-        ))
+        let (total, objects) = try await history.entries(
+            .init(
+                did: did, kinds: kinds, startMs: start * 1000, endMs: end * 1000 + 999, skip: Int(skip), limit: Int(limit), ascending: sort == "asc"
+            ))
         return [
             "meta": [
                 "did": .string(did), "type": .string(type), "start_time": .int(start), "end_time": .int(end), "skip": .int(skip),

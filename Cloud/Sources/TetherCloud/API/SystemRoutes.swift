@@ -13,17 +13,25 @@ struct SystemRoutes<Context: RequestContext> {
     let catalogue: OperationCatalogue
 
     func register(on router: DocumentedRouter<Context>) {
-        router.on(.init(
-            method: .get, path: "/status", summary: "The server's version", tag: "system", security: .app,
-            success: .ok(JSONSchema.object(["status": JSONSchema.object(["version": JSONSchema.string], required: ["version"])], required: ["status"]))
-        )) { request, _ in
+        router.on(
+            .init(
+                method: .get, path: "/status", summary: "The server's version", tag: "system", security: .app,
+                success: .ok(JSONSchema.object(["status": JSONSchema.object(["version": JSONSchema.string], required: ["version"])], required: ["status"]))
+            )
+        ) { request, _ in
             _ = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             return Response.json(.object(["status": .object(["version": .string(Self.version)])]))
         }
-        router.on(.init(
-            method: .get, path: "/errors", summary: "Every error code this server answers", tag: "system", security: .app,
-            success: .ok(JSONSchema.array(JSONSchema.object(["status": JSONSchema.integer, "error_code": JSONSchema.integer, "error_message": JSONSchema.string], required: ["status", "error_code", "error_message"])))
-        )) { request, _ in
+        router.on(
+            .init(
+                method: .get, path: "/errors", summary: "Every error code this server answers", tag: "system", security: .app,
+                success: .ok(
+                    JSONSchema.array(
+                        JSONSchema.object(
+                            ["status": JSONSchema.integer, "error_code": JSONSchema.integer, "error_message": JSONSchema.string],
+                            required: ["status", "error_code", "error_message"])))
+            )
+        ) { request, _ in
             _ = try await accounts.requireApp(request.header(.gizwitsApplicationID))
             let errors = CloudAPIError.catalogue.map { error -> JSONValue in
                 .object([
@@ -34,10 +42,12 @@ struct SystemRoutes<Context: RequestContext> {
             }
             return Response.json(.array(errors))
         }
-        router.on(.init(
-            method: .get, path: "/openapi.json", summary: "This document", tag: "system", security: .none,
-            success: .ok(JSONSchema.empty)
-        )) { _, _ in
+        router.on(
+            .init(
+                method: .get, path: "/openapi.json", summary: "This document", tag: "system", security: .none,
+                success: .ok(JSONSchema.empty)
+            )
+        ) { _, _ in
             Response.json(OpenAPIDocument.make(operations: catalogue.operations, version: Self.version))
         }
     }

@@ -21,7 +21,8 @@ extension AccountService {
         let codes = VerificationStore(database)
         let recent = try await codes.codeTimes(appID: appID, phone: phone, since: now - 3600)
         if let last = recent.max(), now - last < policy.smsMinimumInterval {
-            throw CloudAPIError.requestThrottled(detail: "a code was sent to this number less than \(policy.smsMinimumInterval) s ago", retryAfter: policy.smsMinimumInterval - (now - last))
+            throw CloudAPIError.requestThrottled(
+                detail: "a code was sent to this number less than \(policy.smsMinimumInterval) s ago", retryAfter: policy.smsMinimumInterval - (now - last))
         }
         if recent.count >= policy.smsMaximumPerHour {
             throw CloudAPIError.requestThrottled(detail: "at most \(policy.smsMaximumPerHour) codes per number per hour", retryAfter: 3600)
@@ -31,10 +32,11 @@ extension AccountService {
             appID: appID, phone: phone, codeHash: codeHash(appID: appID, phone: phone, code: code), expiresAt: now + policy.smsCodeLifetime, now: now
         )
         do {
-            try await sender.send(OutgoingMessage(
-                channel: .sms, recipient: phone, subject: "verification code",
-                body: "Your verification code is \(code). It is valid for \(policy.smsCodeLifetime / 3600) hours."
-            ))
+            try await sender.send(
+                OutgoingMessage(
+                    channel: .sms, recipient: phone, subject: "verification code",
+                    body: "Your verification code is \(code). It is valid for \(policy.smsCodeLifetime / 3600) hours."
+                ))
         } catch {
             logger.error("sending an SMS failed", metadata: ["error": "\(error)"])
             throw CloudAPIError.sendSMSFailed()
@@ -62,29 +64,32 @@ extension AccountService {
         try await VerificationStore(database).insertEmailLink(
             tokenHash: Secrets.sha256(token), uid: uid, purpose: purpose.rawValue, expiresAt: Clock.unixNow() + policy.emailLinkLifetime
         )
-        let message = switch purpose {
-        case .confirmEmail:
-            OutgoingMessage(
-                channel: .email, recipient: email, subject: "Confirm your e-mail address",
-                body: "Open this link to confirm your address:\n\(publicURL)/app/users/confirm_email?token=\(token)\n"
-            )
-        case .resetPassword:
-            OutgoingMessage(
-                channel: .email, recipient: email, subject: "Reset your password",
-                body: """
-                    To choose a new password, send it with this token to \(publicURL)/app/reset_password/confirm \
-                    ({"token": "\(token)", "new_pwd": "…"}).
-                    token: \(token)
+        let message =
+            switch purpose {
+            case .confirmEmail:
+                OutgoingMessage(
+                    channel: .email, recipient: email, subject: "Confirm your e-mail address",
+                    body: "Open this link to confirm your address:\n\(publicURL)/app/users/confirm_email?token=\(token)\n"
+                )
+            case .resetPassword:
+                OutgoingMessage(
+                    channel: .email, recipient: email, subject: "Reset your password",
+                    body: """
+                        To choose a new password, send it with this token to \(publicURL)/app/reset_password/confirm \
+                        ({"token": "\(token)", "new_pwd": "…"}).
+                        token: \(token)
 
-                    """
-            )
-        }
+                        """
+                )
+            }
         try await sender.send(message)
     }
 
     /// Uses up an e-mail link and returns its user.
     func consumeEmailLink(token: String, purpose: EmailLinkPurpose, on executor: any SQLExecutor) async throws -> String {
-        guard let uid = try await VerificationStore(executor).consumeEmailLink(tokenHash: Secrets.sha256(token), purpose: purpose.rawValue, now: Clock.unixNow()) else {
+        guard
+            let uid = try await VerificationStore(executor).consumeEmailLink(tokenHash: Secrets.sha256(token), purpose: purpose.rawValue, now: Clock.unixNow())
+        else {
             throw CloudAPIError.codeInvalid(detail: "the link is unknown, used or expired")
         }
         return uid

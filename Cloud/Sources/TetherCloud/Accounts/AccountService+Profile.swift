@@ -70,7 +70,8 @@ extension AccountService {
         }
         changed = !assignments.isEmpty
         guard changed else {
-            throw CloudAPIError.formInvalid(detail: "nothing to change: expected profile fields, username and password, phone and code, email, or old_pwd and new_pwd")
+            throw CloudAPIError.formInvalid(
+                detail: "nothing to change: expected profile fields, username and password, phone and code, email, or old_pwd and new_pwd")
         }
 
         let now = Clock.unixNow()
@@ -115,7 +116,8 @@ extension AccountService {
             guard ["M", "F", "N"].contains(value) else { throw .formInvalid(detail: "gender must be M, F or N") }
         case "birthday":
             let parts = value.split(separator: "-")
-            let valid = (parts.count == 3 && parts[0].count == 4 || parts.count == 2)
+            let valid =
+                (parts.count == 3 && parts[0].count == 4 || parts.count == 2)
                 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
             guard valid || value.isEmpty else { throw .formInvalid(detail: "birthday must be YYYY-MM-DD or MM-DD") }
         default:

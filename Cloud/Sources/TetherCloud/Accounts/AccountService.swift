@@ -94,7 +94,8 @@ public struct AccountService: Sendable {
         case .email(let email, let password):
             try Validation.email(email)
             try PasswordPolicy.check(password)
-            let session = try await createUser(appID: appID, identity: .email(email.lowercased()), password: password, duplicate: .emailUnavailable(), client: client)
+            let session = try await createUser(
+                appID: appID, identity: .email(email.lowercased()), password: password, duplicate: .emailUnavailable(), client: client)
             try await sendEmailLink(uid: session.uid, email: email.lowercased(), purpose: .confirmEmail)
             return session
         }
@@ -142,7 +143,9 @@ public struct AccountService: Sendable {
         }
     }
 
-    private func createUser(appID: String, identity: UserStore.Identity, password: String?, duplicate: CloudAPIError, client: SessionClient) async throws -> UserSession {
+    private func createUser(
+        appID: String, identity: UserStore.Identity, password: String?, duplicate: CloudAPIError, client: SessionClient
+    ) async throws -> UserSession {
         let uid = Secrets.hex(bytes: 16)
         let passwordHash: String? = if let password { try await hasher.hash(password) } else { nil }
         do {
@@ -202,9 +205,11 @@ public struct AccountService: Sendable {
 
     private func failedLogin(uid: String, bySource: RateLimiter.Decision, byAccount: RateLimiter.Decision, accountLimited: Bool) async throws -> Never {
         if bySource.count >= abuse.loginFailuresPerAccountAndSource.count || accountLimited {
-            logger.notice("logins locked after failed attempts", metadata: [
-                "uid": "\(uid)", "from this source": "\(bySource.count)", "from all sources": "\(byAccount.count)",
-            ])
+            logger.notice(
+                "logins locked after failed attempts",
+                metadata: [
+                    "uid": "\(uid)", "from this source": "\(bySource.count)", "from all sources": "\(byAccount.count)",
+                ])
             let window = max(abuse.loginFailuresPerAccountAndSource.window, abuse.loginFailuresPerAccount.window)
             throw CloudAPIError.requestThrottled(detail: "too many failed logins; locked for a while", retryAfter: window)
         }

@@ -56,8 +56,8 @@ enum Validation {
     static func email(_ text: String) throws(CloudAPIError) {
         let parts = text.split(separator: "@", omittingEmptySubsequences: false)
         guard text.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
-              !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !text.contains(where: \.isWhitespace),
-              !text.unicodeScalars.contains(where: isForbidden)
+            !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !text.contains(where: \.isWhitespace),
+            !text.unicodeScalars.contains(where: isForbidden)
         else {
             throw .formInvalid(detail: "email is not an e-mail address")
         }

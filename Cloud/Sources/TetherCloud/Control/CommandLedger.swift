@@ -7,16 +7,20 @@ public struct CommandLedger: Sendable {
 
     public init(database: any SQLDatabase) { self.database = database }
 
-    func insert(did: String, uid: String, appID: String, kind: CommandKind, body: JSONValue, state: CommandState, queueUntilMs: Int64?) async throws(StorageError) -> CommandRecord {
+    func insert(
+        did: String, uid: String, appID: String, kind: CommandKind, body: JSONValue, state: CommandState, queueUntilMs: Int64?
+    ) async throws(StorageError) -> CommandRecord {
         let now = Clock.unixMilliseconds()
-        guard let row = try await database.first(
-            """
-            INSERT INTO commands (did, uid, app_id, kind, body, state, created_ms, updated_ms, queue_until_ms)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING \(CommandRecord.columns)
-            """,
-            .text(did), .text(uid), .text(appID), .text(kind.rawValue), .text(body.serialized()), .text(state.rawValue),
-            .int(now), queueUntilMs.map(SQLValue.int) ?? .null
-        ) else {
+        guard
+            let row = try await database.first(
+                """
+                INSERT INTO commands (did, uid, app_id, kind, body, state, created_ms, updated_ms, queue_until_ms)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING \(CommandRecord.columns)
+                """,
+                .text(did), .text(uid), .text(appID), .text(kind.rawValue), .text(body.serialized()), .text(state.rawValue),
+                .int(now), queueUntilMs.map(SQLValue.int) ?? .null
+            )
+        else {
             throw StorageError(.queryFailed, "inserting a command returned no row")
         }
         return try CommandRecord(row: row)
@@ -39,7 +43,9 @@ public struct CommandLedger: Sendable {
     /// Moves a command to `state` if it is in one of `from`; nil when it was not (another node
     /// or an earlier answer moved it first).
     @discardableResult
-    func move(_ id: Int64, did: String? = nil, from: Set<CommandState>, to state: CommandState, code: Int? = nil, message: String? = nil, body: JSONValue? = nil) async throws(StorageError) -> CommandRecord? {
+    func move(
+        _ id: Int64, did: String? = nil, from: Set<CommandState>, to state: CommandState, code: Int? = nil, message: String? = nil, body: JSONValue? = nil
+    ) async throws(StorageError) -> CommandRecord? {
         let now = Clock.unixMilliseconds()
         let allowed = from.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
         // A command sent again keeps the time it was first sent: its answer deadline stays.

@@ -32,7 +32,9 @@ public struct ControlService: Sendable {
     /// Records and dispatches a control. `queueSeconds` > 0 keeps it for an offline device
     /// that long. `recorded` sees the ledger entry before anything can happen to it.
     @discardableResult
-    func control(_ user: AuthenticatedUser, did: String, _ request: Request, queueSeconds: Int64? = nil, recorded: (CommandRecord) -> Void = { _ in }) async throws -> CommandRecord {
+    func control(
+        _ user: AuthenticatedUser, did: String, _ request: Request, queueSeconds: Int64? = nil, recorded: (CommandRecord) -> Void = { _ in }
+    ) async throws -> CommandRecord {
         guard let device = try await BindingStore(database).device(boundBy: user.uid, did: did) else {
             throw CloudAPIError.deviceNotBound()
         }

@@ -57,7 +57,7 @@ public struct BindingService: Sendable {
             do {
                 try await database.transaction { transaction in
                     guard let device = try await DeviceStore(transaction).find(did, lockingForUpdate: true),
-                          Secrets.constantTimeEquals(device.passcode, passcode)
+                        Secrets.constantTimeEquals(device.passcode, passcode)
                     else {
                         throw CloudAPIError.didPasscodeInvalid()
                     }
@@ -103,7 +103,8 @@ public struct BindingService: Sendable {
         let (did, answer) = try await database.transaction { transaction -> (String, DeviceBody) in
             let devices = DeviceStore(transaction)
             guard let did = try await devices.did(productKey: productKey, mac: mac),
-                  let device = try await devices.find(did, lockingForUpdate: true) else {
+                let device = try await devices.find(did, lockingForUpdate: true)
+            else {
                 throw CloudAPIError.deviceNotFound(detail: "no device of this product has this MAC; it registers when it first reaches the cloud")
             }
             _ = try await addBinding(uid: user.uid, device: device, setOwner: setOwner, remark: remark, alias: alias, on: transaction)

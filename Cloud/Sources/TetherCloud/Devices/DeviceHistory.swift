@@ -17,7 +17,9 @@ public struct DeviceHistory: Sendable {
     /// with what it reported, and one log row per report. Returns each device's whole status.
     /// Statements carry many rows each (a round trip per chunk, not per report), which is what
     /// matters on PostgreSQL.
-    func storeReports(_ reports: [(did: String, attrs: JSONObject)], atMs: Int64, rowsPerStatement: Int = Self.rowsPerStatement) async throws -> [String: JSONObject] {
+    func storeReports(
+        _ reports: [(did: String, attrs: JSONObject)], atMs: Int64, rowsPerStatement: Int = Self.rowsPerStatement
+    ) async throws -> [String: JSONObject] {
         guard !reports.isEmpty else { return [:] }
         var seen = Set<String>()
         let order = reports.map(\.did).filter { seen.insert($0).inserted }
@@ -73,7 +75,10 @@ public struct DeviceHistory: Sendable {
         return ((try? JSONValue.parse(try row.text("attrs")).objectValue) ?? [:], try row.int("updated_ms"))
     }
 
-    func log(did: String, kind: Kind, atMs: Int64, body: JSONValue = .null, payloadHex: String = "", ip: String = "", uid: String? = nil, appID: String? = nil, source: String? = nil) async throws(StorageError) {
+    func log(
+        did: String, kind: Kind, atMs: Int64, body: JSONValue = .null, payloadHex: String = "", ip: String = "", uid: String? = nil, appID: String? = nil,
+        source: String? = nil
+    ) async throws(StorageError) {
         try await database.query(
             "INSERT INTO device_log (did, kind, at_ms, ip, body, payload_hex, uid, app_id, source) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             .text(did), .text(kind.rawValue), .int(atMs), .text(ip), .text(body == .null ? "" : body.serialized()), .text(payloadHex),
@@ -94,7 +99,9 @@ public struct DeviceHistory: Sendable {
     func entries(_ query: LogQuery) async throws(StorageError) -> (total: Int, entries: [JSONValue]) {
         let kinds = query.kinds.map { "'\($0.rawValue)'" }.joined(separator: ", ")
         let filter = "did = $1 AND kind IN (\(kinds)) AND at_ms >= $2 AND at_ms <= $3"
-        let total = try await database.first("SELECT COUNT(*) AS total FROM device_log WHERE \(filter)", .text(query.did), .int(query.startMs), .int(query.endMs))?.int("total") ?? 0
+        let total =
+            try await database.first("SELECT COUNT(*) AS total FROM device_log WHERE \(filter)", .text(query.did), .int(query.startMs), .int(query.endMs))?.int(
+                "total") ?? 0
         let rows = try await database.query(
             "SELECT kind, at_ms, ip, body, payload_hex, uid, app_id, source FROM device_log WHERE \(filter) ORDER BY at_ms \(query.ascending ? "ASC" : "DESC"), id \(query.ascending ? "ASC" : "DESC") LIMIT $4 OFFSET $5",
             .text(query.did), .int(query.startMs), .int(query.endMs), .int(Int64(query.limit)), .int(Int64(query.skip))

@@ -60,12 +60,13 @@ public struct DeviceRegistry: Sendable {
             passcode = try form.optionalString("passcode").flatMap { $0.isEmpty ? nil : $0 }
             if let passcode { try Validation.passcode(passcode) }
             let sign = try form.optionalString("sign")
-            let timestamp: String? = switch form.object["timestamp"] {
-            case nil, .null?: nil
-            case .string(let text)?: text
-            case .int(let seconds)?: String(seconds)
-            default: throw .timestampInvalid(detail: "timestamp is Unix seconds")
-            }
+            let timestamp: String? =
+                switch form.object["timestamp"] {
+                case nil, .null?: nil
+                case .string(let text)?: text
+                case .int(let seconds)?: String(seconds)
+                default: throw .timestampInvalid(detail: "timestamp is Unix seconds")
+                }
             guard sign != nil || timestamp != nil else {
                 proof = nil
                 return
@@ -157,7 +158,8 @@ public struct DeviceRegistry: Sendable {
     /// existing one's did only when the passcode is the one it already has.
     private func unsignedRegistration(_ request: Request, product: ProductRecord, existing: DeviceCredentials?) async throws -> DeviceRegistrationAnswer {
         guard product.unsignedRegistration else {
-            throw CloudAPIError.signatureInvalid(detail: "sign the registration (timestamp, sign) with the product secret; see the README's Device registration")
+            throw CloudAPIError.signatureInvalid(
+                detail: "sign the registration (timestamp, sign) with the product secret; see the README's Device registration")
         }
         guard let passcode = request.passcode else {
             throw CloudAPIError.formInvalid(detail: "passcode is required in an unsigned registration")
@@ -177,7 +179,9 @@ public struct DeviceRegistry: Sendable {
         try await limiter.consume("register:product:\(product.productKey)", policy.registrationsPerProduct).require("too many registrations for this product")
     }
 
-    private func insert(productKey: String, mac: String, passcode: String, registeredAt: Int64) async throws(StorageError) -> (did: String, deviceSecret: String) {
+    private func insert(
+        productKey: String, mac: String, passcode: String, registeredAt: Int64
+    ) async throws(StorageError) -> (did: String, deviceSecret: String) {
         // A GAgent device's Alink name is its MAC.
         let device = DeviceCredentials(
             did: Secrets.did(), productKey: productKey, deviceName: mac, passcode: passcode, deviceSecret: Secrets.hex(bytes: 16),

@@ -18,7 +18,10 @@ final class CommandDelivery: Sendable {
     /// Devices this node sent attrs commands to whose reports may show them applied.
     let awaitingApplication = Mutex<Set<String>>([])
 
-    init(broker: MQTTBroker, ledger: CommandLedger, history: DeviceHistory, catalogue: DeviceCatalogue, bus: any ClusterBus, answerTimeoutMs: Int64, logger: Logger) {
+    init(
+        broker: MQTTBroker, ledger: CommandLedger, history: DeviceHistory, catalogue: DeviceCatalogue, bus: any ClusterBus, answerTimeoutMs: Int64,
+        logger: Logger
+    ) {
         self.broker = broker
         self.ledger = ledger
         self.history = history
@@ -38,11 +41,13 @@ final class CommandDelivery: Sendable {
             let model = try await catalogue.model(device.productKey)
             let params = model.alinkParams(try model.appWrite(command.attrs))
             let request = AlinkRequest(id: command.alinkID, method: "thing.service.property.set", params: params)
-            message = MQTTMessage(topic: AlinkDeviceTopic(device: identity, topic: .propertySet).name, payload: ByteBuffer(bytes: request.bytes), qos: .atLeastOnce)
+            message = MQTTMessage(
+                topic: AlinkDeviceTopic(device: identity, topic: .propertySet).name, payload: ByteBuffer(bytes: request.bytes), qos: .atLeastOnce)
         case .service:
             let identifier = command.body["identifier"]?.stringValue ?? ""
             let request = AlinkRequest(id: command.alinkID, method: "thing.service.\(identifier)", params: command.body["params"] ?? .object([:]))
-            message = MQTTMessage(topic: AlinkDeviceTopic(device: identity, topic: .service(identifier)).name, payload: ByteBuffer(bytes: request.bytes), qos: .atLeastOnce)
+            message = MQTTMessage(
+                topic: AlinkDeviceTopic(device: identity, topic: .service(identifier)).name, payload: ByteBuffer(bytes: request.bytes), qos: .atLeastOnce)
         case .raw:
             let bytes = [UInt8](tetherHex: command.body["raw"]?.stringValue ?? "") ?? []
             message = MQTTMessage(topic: AlinkDeviceTopic(device: identity, topic: .downRaw).name, payload: ByteBuffer(bytes: bytes), qos: .atLeastOnce)
@@ -56,7 +61,9 @@ final class CommandDelivery: Sendable {
             }
             return
         }
-        try await history.log(did: command.did, kind: .appToDevice, atMs: sent.sentMs ?? Clock.unixMilliseconds(), body: command.json, uid: command.uid, appID: command.appID, source: "client")
+        try await history.log(
+            did: command.did, kind: .appToDevice, atMs: sent.sentMs ?? Clock.unixMilliseconds(), body: command.json, uid: command.uid, appID: command.appID,
+            source: "client")
         await bus.publish(.command(sent.update))
     }
 

@@ -32,9 +32,11 @@ struct DeviceAuthenticator: Sendable {
             logger.error("device authentication failed", metadata: ["error": "\(error)"])
             return .refused(.serverUnavailable)
         }
-        logger.info("device connection refused", metadata: [
-            "mqtt.username": "\(request.username ?? "")", "reason": "\(refusal.1)", "remote": "\(request.remoteAddress)",
-        ])
+        logger.info(
+            "device connection refused",
+            metadata: [
+                "mqtt.username": "\(request.username ?? "")", "reason": "\(refusal.1)", "remote": "\(request.remoteAddress)",
+            ])
         return .refused(refusal.0)
     }
 
@@ -59,7 +61,9 @@ struct DeviceAuthenticator: Sendable {
             return try await registration(device, clientID: clientID, authType: authType, password: password, isSecure: request.isSecure)
         }
         guard configuration.keepAliveRange.contains(request.keepAlive) else {
-            throw Refusal(.unspecifiedError, "keep-alive \(request.keepAlive) s is outside \(configuration.keepAliveRange.lowerBound)…\(configuration.keepAliveRange.upperBound) s")
+            throw Refusal(
+                .unspecifiedError,
+                "keep-alive \(request.keepAlive) s is outside \(configuration.keepAliveRange.lowerBound)…\(configuration.keepAliveRange.upperBound) s")
         }
         if clientID.secureMode == 2, !request.isSecure {
             throw Refusal(.notAuthorized, "securemode=2 (TLS) on a plain connection")
@@ -78,15 +82,19 @@ struct DeviceAuthenticator: Sendable {
             throw Refusal(.badUserNameOrPassword, "the signature does not match")
         }
         guard !stored.isDisabled else { throw Refusal(.notAuthorized, "device \(device) is disabled") }
-        return MQTTPrincipal(clientID: device.clientIDPrefix, username: username, attributes: [
-            Attribute.did: stored.did, Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
-            Attribute.serverSideSubscriptions: clientID.wantsServerSideSubscriptions ? "1" : "0",
-        ])
+        return MQTTPrincipal(
+            clientID: device.clientIDPrefix, username: username,
+            attributes: [
+                Attribute.did: stored.did, Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
+                Attribute.serverSideSubscriptions: clientID.wantsServerSideSubscriptions ? "1" : "0",
+            ])
     }
 
     /// One product, one secret (§2.3): the product secret signs the request; a device created
     /// beforehand gets its own secret back on `/ext/register`.
-    private func registration(_ device: AlinkDeviceIdentity, clientID: AlinkClientID, authType: String, password: [UInt8], isSecure: Bool) async throws -> MQTTPrincipal {
+    private func registration(
+        _ device: AlinkDeviceIdentity, clientID: AlinkClientID, authType: String, password: [UInt8], isSecure: Bool
+    ) async throws -> MQTTPrincipal {
         guard authType == AlinkRegistrationType.register.rawValue else {
             throw Refusal(.notAuthorized, "authType=\(authType) is not supported (register is)")
         }
@@ -104,7 +112,8 @@ struct DeviceAuthenticator: Sendable {
             throw Refusal(.badUserNameOrPassword, "the registration signature does not match")
         }
         guard let stored = try await DeviceStore(database).credentials(productKey: device.productKey, deviceName: device.deviceName),
-              !stored.isDisabled else {
+            !stored.isDisabled
+        else {
             throw Refusal(.notAuthorized, "device \(device) was not created beforehand")
         }
         // Every unit of a product carries its secret: once a device has connected with its own
@@ -112,10 +121,12 @@ struct DeviceAuthenticator: Sendable {
         guard !stored.isActivated else {
             throw Refusal(.notAuthorized, "device \(device) is already activated; registration is for devices that never connected")
         }
-        return MQTTPrincipal(clientID: "$register/\(device.clientIDPrefix)/\(random)", username: device.username, attributes: [
-            Attribute.did: stored.did, Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
-            Attribute.registration: "1",
-        ])
+        return MQTTPrincipal(
+            clientID: "$register/\(device.clientIDPrefix)/\(random)", username: device.username,
+            attributes: [
+                Attribute.did: stored.did, Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
+                Attribute.registration: "1",
+            ])
     }
 
     private func checkTimestamp(_ text: String?) throws {

@@ -47,8 +47,8 @@ extension DeviceGateway {
         var posts: [Post] = []
         for uplink in run {
             guard let topic = AlinkDeviceTopic(parsing: uplink.message.topic),
-                  let did = uplink.publisher.attributes[Attribute.did],
-                  let productKey = uplink.publisher.attributes[Attribute.productKey]
+                let did = uplink.publisher.attributes[Attribute.did],
+                let productKey = uplink.publisher.attributes[Attribute.productKey]
             else { continue }
             let request: AlinkRequest
             do {
@@ -62,7 +62,10 @@ extension DeviceGateway {
             do {
                 let model = try await catalogue.model(productKey)
                 let check = model.checkAlinkProperties(request.params)
-                posts.append(Post(request: request, did: did, topic: topic, principal: uplink.publisher, accepted: model.appJSON(check.accepted), rejected: check.rejected))
+                posts.append(
+                    Post(
+                        request: request, did: did, topic: topic, principal: uplink.publisher, accepted: model.appJSON(check.accepted), rejected: check.rejected
+                    ))
             } catch {
                 logger.error("device message could not be processed", metadata: ["did": "\(did)", "error": "\(error)"])
                 answer(request.reply(code: AlinkCodes.serverError, message: "the report could not be processed"), topic: topic, to: uplink.publisher)
@@ -75,7 +78,9 @@ extension DeviceGateway {
             statuses = try await history.storeReports(posts.filter { !$0.accepted.isEmpty }.map { (did: $0.did, attrs: $0.accepted) }, atMs: now)
         } catch {
             logger.error("device reports could not be stored", metadata: ["count": "\(posts.count)", "error": "\(error)"])
-            for post in posts { answer(post.request.reply(code: AlinkCodes.serverError, message: "the report could not be stored"), topic: post.topic, to: post.principal) }
+            for post in posts {
+                answer(post.request.reply(code: AlinkCodes.serverError, message: "the report could not be stored"), topic: post.topic, to: post.principal)
+            }
             return
         }
         await bus.publish(posts.filter { !$0.accepted.isEmpty }.map { .status(did: $0.did, attrs: .object($0.accepted), atMs: now) })
@@ -86,7 +91,8 @@ extension DeviceGateway {
                 for (name, error) in post.rejected { refused[name] = .string(error.message) }
                 reply = post.request.reply(
                     code: AlinkCodes.invalidParameter, data: .object(refused),
-                    message: "\(post.rejected.count) of \(post.rejected.count + post.accepted.count) properties refused: " + post.rejected.map(\.name).joined(separator: ", ")
+                    message: "\(post.rejected.count) of \(post.rejected.count + post.accepted.count) properties refused: "
+                        + post.rejected.map(\.name).joined(separator: ", ")
                 )
             }
             answer(reply, topic: post.topic, to: post.principal)
@@ -105,8 +111,8 @@ extension DeviceGateway {
     private func process(_ uplink: Uplink) async {
         let principal = uplink.publisher
         guard let topic = AlinkDeviceTopic(parsing: uplink.message.topic),
-              let did = principal.attributes[Attribute.did],
-              let productKey = principal.attributes[Attribute.productKey]
+            let did = principal.attributes[Attribute.did],
+            let productKey = principal.attributes[Attribute.productKey]
         else { return }
         let bytes = uplink.message.payload.readableBytesView
         do {
@@ -134,7 +140,9 @@ extension DeviceGateway {
         }
     }
 
-    private func eventPost(_ request: AlinkRequest, identifier: String, did: String, productKey: String, topic: AlinkDeviceTopic, to principal: MQTTPrincipal) async throws {
+    private func eventPost(
+        _ request: AlinkRequest, identifier: String, did: String, productKey: String, topic: AlinkDeviceTopic, to principal: MQTTPrincipal
+    ) async throws {
         let model: ThingModel
         do {
             model = try await catalogue.model(productKey)
@@ -149,7 +157,8 @@ extension DeviceGateway {
         let values = request.params["value"] ?? request.params
         let now = Clock.unixMilliseconds()
         do {
-            try await history.log(did: did, kind: .deviceToApp, atMs: now, body: ["event": .string(identifier), "type": .string(event.type.rawValue), "values": values])
+            try await history.log(
+                did: did, kind: .deviceToApp, atMs: now, body: ["event": .string(identifier), "type": .string(event.type.rawValue), "values": values])
         } catch {
             answer(request.reply(code: AlinkCodes.serverError, message: "the event could not be stored"), topic: topic, to: principal)
             throw error
@@ -169,7 +178,9 @@ extension DeviceGateway {
             object["output"] = reply.data
             body = .object(object)
         }
-        guard let record = try await ledger.move(id, did: did, from: [.accepted, .sent], to: state, code: reply.code, message: reply.message, body: body) else { return }
+        guard let record = try await ledger.move(id, did: did, from: [.accepted, .sent], to: state, code: reply.code, message: reply.message, body: body) else {
+            return
+        }
         await bus.publish(.command(record.update))
         // A device may report the new values before it acknowledges them.
         if state == .acknowledged, record.kind == .attrs, let status = try await history.status(did: did), status.updatedMs >= (record.sentMs ?? .max) {

@@ -35,7 +35,10 @@ public final class DeviceGateway: Service, Sendable {
         var publisher: MQTTPrincipal
     }
 
-    public init(configuration: GatewayConfiguration, bindAddress: String, database: any SQLDatabase, bus: any ClusterBus, metrics: CloudMetrics = CloudMetrics(), logger: Logger) {
+    public init(
+        configuration: GatewayConfiguration, bindAddress: String, database: any SQLDatabase, bus: any ClusterBus, metrics: CloudMetrics = CloudMetrics(),
+        logger: Logger
+    ) {
         self.configuration = configuration
         self.bindAddress = bindAddress
         self.bus = bus
@@ -110,11 +113,21 @@ public final class DeviceGateway: Service, Sendable {
                     }
                     return true
                 }
-                group.addTask { await self.announce(); return false }
-                group.addTask { await self.presence.process(self.presenceChanges.stream, registration: self.registration); return true }
-                group.addTask { await self.processUplinks(); return true }
-                group.addTask { await self.processClusterEvents(events); return true }
-                group.addTask { await self.housekeeping.run(); return true }
+                group.addTask {
+                    await self.announce(); return false
+                }
+                group.addTask {
+                    await self.presence.process(self.presenceChanges.stream, registration: self.registration); return true
+                }
+                group.addTask {
+                    await self.processUplinks(); return true
+                }
+                group.addTask {
+                    await self.processClusterEvents(events); return true
+                }
+                group.addTask {
+                    await self.housekeeping.run(); return true
+                }
                 while let essential = await group.next(), !essential {}
                 group.cancelAll()
             }
@@ -131,7 +144,7 @@ public final class DeviceGateway: Service, Sendable {
     /// Answers a request the gateway has no room for with 429, on its reply topic.
     static func refuseBusy(_ message: MQTTMessage, publisher: MQTTPrincipal, broker: MQTTBroker) {
         guard let topic = AlinkDeviceTopic(parsing: message.topic), let replyTopic = topic.topic.reply,
-              let request = try? AlinkRequest(parsing: message.payload.readableBytesView)
+            let request = try? AlinkRequest(parsing: message.payload.readableBytesView)
         else { return }
         var destination = topic
         destination.topic = replyTopic

@@ -17,7 +17,10 @@ final class DevicePresence: Sendable {
     /// When each device connected to this node, for telling stale cluster events from new ones.
     private let localConnections = Mutex<[String: Int64]>([:])
 
-    init(nodeID: String, broker: MQTTBroker, database: any SQLDatabase, history: DeviceHistory, catalogue: DeviceCatalogue, delivery: CommandDelivery, bus: any ClusterBus, logger: Logger) {
+    init(
+        nodeID: String, broker: MQTTBroker, database: any SQLDatabase, history: DeviceHistory, catalogue: DeviceCatalogue, delivery: CommandDelivery,
+        bus: any ClusterBus, logger: Logger
+    ) {
         self.nodeID = nodeID
         self.broker = broker
         self.database = database

@@ -130,7 +130,8 @@ public struct SMTPSender: MessageSender {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
-        let subject = message.subject.allSatisfy({ $0.isASCII && !$0.isNewline })
+        let subject =
+            message.subject.allSatisfy({ $0.isASCII && !$0.isNewline })
             ? message.subject
             : "=?UTF-8?B?\(Data(message.subject.utf8).base64EncodedString())?="
         let domain = from.split(separator: "@").last.map(String.init) ?? "tether.local"

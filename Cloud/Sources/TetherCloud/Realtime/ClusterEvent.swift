@@ -26,7 +26,7 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     public var did: String {
         switch self {
         case .status(let did, _, _), .event(let did, _, _, _, _), .raw(let did, _, _), .presence(let did, _, _, _),
-             .deliver(_, let did), .binding(_, let did, _):
+            .deliver(_, let did), .binding(_, let did, _):
             return did
         case .command(let update):
             return update.did

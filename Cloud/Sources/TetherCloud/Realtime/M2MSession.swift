@@ -137,10 +137,12 @@ final class M2MSession: Sendable {
             send(.notification(M2MNotification(answering: pending.sequence, commandID: update.id, did: update.did, attrs: pending.attrs)))
         case .rejected, .expired, .failed:
             let fallback = update.state == .rejected ? CloudError.sendCommandFailed : CloudError.deviceOffline
-            send(.invalid(M2MInvalid(
-                sequence: pending.sequence, commandID: update.id, errorCode: update.code ?? fallback.code,
-                message: "command \(update.state.rawValue): \(update.message)", did: update.did
-            )))
+            send(
+                .invalid(
+                    M2MInvalid(
+                        sequence: pending.sequence, commandID: update.id, errorCode: update.code ?? fallback.code,
+                        message: "command \(update.state.rawValue): \(update.message)", did: update.did
+                    )))
         case .accepted, .queued, .sent:
             break
         }

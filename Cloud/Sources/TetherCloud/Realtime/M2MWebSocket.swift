@@ -14,7 +14,9 @@ enum M2MWebSocket {
     static let path = "/ws/app/v1"
     static let recheckInterval: Duration = .seconds(60)
 
-    static func serve(_ session: M2MSession, hub: RealtimeHub, loginTimeout: Duration, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
+    static func serve(
+        _ session: M2MSession, hub: RealtimeHub, loginTimeout: Duration, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger
+    ) async {
         hub.add(session)
         defer {
             hub.remove(session)

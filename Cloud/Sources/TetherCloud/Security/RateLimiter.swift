@@ -25,9 +25,10 @@ struct RateLimiter: Sendable {
     /// Whether `key` is already over `limit`, without counting anything.
     func check(_ key: String, _ limit: RateLimit, now: Int64 = Clock.unixNow()) async throws(StorageError) -> Decision {
         let start = now - now % limit.window
-        let count = try await database.first(
-            "SELECT count FROM rate_limits WHERE key = $1 AND window_start = $2", .text(key), .int(start)
-        )?.int("count") ?? 0
+        let count =
+            try await database.first(
+                "SELECT count FROM rate_limits WHERE key = $1 AND window_start = $2", .text(key), .int(start)
+            )?.int("count") ?? 0
         return Decision(count: count, retryAfter: count < limit.count ? nil : start + limit.window - now)
     }
 

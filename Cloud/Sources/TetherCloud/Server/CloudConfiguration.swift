@@ -31,10 +31,11 @@ public struct CloudConfiguration: Sendable {
     var resolvedPublicURL: String { publicURL ?? "http://\(bindAddress):\(httpPort)" }
 
     var resolvedM2M: M2MEndpoint {
-        m2m ?? M2MEndpoint(
-            host: bindAddress == "0.0.0.0" ? "127.0.0.1" : bindAddress,
-            mqttPort: gateway?.mqttPort ?? 1883, mqttTLSPort: gateway?.tlsPort ?? 8883,
-            webSocketPort: httpPort
-        )
+        m2m
+            ?? M2MEndpoint(
+                host: bindAddress == "0.0.0.0" ? "127.0.0.1" : bindAddress,
+                mqttPort: gateway?.mqttPort ?? 1883, mqttTLSPort: gateway?.tlsPort ?? 8883,
+                webSocketPort: httpPort
+            )
     }
 }

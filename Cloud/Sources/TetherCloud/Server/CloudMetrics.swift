@@ -15,10 +15,11 @@ public struct CloudMetrics: Sendable {
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
-        registrations = registry.makeCounter(descriptor: MetricNameDescriptor(
-            namespace: "tether_cloud", metricName: "registrations", unitName: "total",
-            helpText: "Users registered, and anonymous users logged in."
-        ))
+        registrations = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "tether_cloud", metricName: "registrations", unitName: "total",
+                helpText: "Users registered, and anonymous users logged in."
+            ))
         let logins = MetricNameDescriptor(namespace: "tether_cloud", metricName: "logins", unitName: "total", helpText: "Password logins by result.")
         loginSuccesses = registry.makeCounter(descriptor: logins, labels: [("result", "success")])
         loginFailures = registry.makeCounter(descriptor: logins, labels: [("result", "failure")])
@@ -26,9 +27,10 @@ public struct CloudMetrics: Sendable {
         uplinks = registry.makeCounter(descriptor: uplink, labels: [("result", "processed")])
         uplinksRejected = registry.makeCounter(descriptor: uplink, labels: [("result", "malformed")])
         uplinksDropped = registry.makeCounter(descriptor: uplink, labels: [("result", "dropped")])
-        commandsCounter = registry.makeCounter(descriptor: MetricNameDescriptor(
-            namespace: "tether_cloud", metricName: "commands", unitName: "total", helpText: "Commands accepted into the ledger."
-        ))
+        commandsCounter = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "tether_cloud", metricName: "commands", unitName: "total", helpText: "Commands accepted into the ledger."
+            ))
     }
 
     func uplink(processed: Bool) { (processed ? uplinks : uplinksRejected).increment() }

@@ -39,11 +39,12 @@ public struct CloudNode: Sendable {
         let bus = bus ?? LocalClusterBus()
         self.bus = bus
         let outbox = OutboxSender(database: database)
-        let defaultSender: any MessageSender = if let smtp = configuration.smtp {
-            RoutingSender(email: SMTPSender(configuration: smtp, logger: logger), outbox: outbox, logger: logger)
-        } else {
-            outbox
-        }
+        let defaultSender: any MessageSender =
+            if let smtp = configuration.smtp {
+                RoutingSender(email: SMTPSender(configuration: smtp, logger: logger), outbox: outbox, logger: logger)
+            } else {
+                outbox
+            }
         accounts = AccountService(
             database: database,
             sender: sender ?? defaultSender,

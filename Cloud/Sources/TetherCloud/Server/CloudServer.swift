@@ -31,11 +31,12 @@ public enum CloudServer {
         let database = try await configuration.database.open(logger: logger)
         logger.info("database ready", metadata: ["database": "\(configuration.database)"])
         // Nodes sharing PostgreSQL hear each other through it; a SQLite cloud is one node.
-        let bus: any ClusterBus = if let postgres = database as? PostgresEngine {
-            PostgresClusterBus(engine: postgres, logger: logger)
-        } else {
-            LocalClusterBus()
-        }
+        let bus: any ClusterBus =
+            if let postgres = database as? PostgresEngine {
+                PostgresClusterBus(engine: postgres, logger: logger)
+            } else {
+                LocalClusterBus()
+            }
         let application = CloudNode(configuration: configuration, database: database, bus: bus, metrics: metrics, logger: logger)
             .makeApplication(onServerRunning: onServerRunning)
         do {

@@ -19,8 +19,8 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
             return
         }
         guard let components = URLComponents(string: text),
-              components.scheme == "postgres" || components.scheme == "postgresql",
-              let host = components.host, !host.isEmpty
+            components.scheme == "postgres" || components.scheme == "postgresql",
+            let host = components.host, !host.isEmpty
         else {
             throw StorageError(.invalidURL, "expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DB, got \(Self.redacted(text))")
         }

@@ -19,7 +19,8 @@ public enum Migrations {
     public static var latestVersion: Int64 { all.last?.version ?? 0 }
 
     public static func run(on database: any SQLDatabase, logger: Logger) async throws(StorageError) {
-        try await database.query("""
+        try await database.query(
+            """
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)
             """)

@@ -14,9 +14,11 @@ struct AppStore: Sendable {
     }
 
     func find(_ appID: String) async throws(StorageError) -> AppRecord? {
-        guard let row = try await executor.first(
-            "SELECT app_id, name, secret, jwks_url, jwt_issuer, jwt_audience FROM apps WHERE app_id = $1", .text(appID)
-        ) else {
+        guard
+            let row = try await executor.first(
+                "SELECT app_id, name, secret, jwks_url, jwt_issuer, jwt_audience FROM apps WHERE app_id = $1", .text(appID)
+            )
+        else {
             return nil
         }
         return AppRecord(

@@ -34,13 +34,15 @@ struct DeviceStore: Sendable {
     }
 
     private func credentials(where condition: String, _ binds: SQLValue...) async throws(StorageError) -> DeviceCredentials? {
-        guard let row = try await executor.query(
-            """
-            SELECT did, product_key, device_name, passcode, device_secret, registered_ts, activated_ms, is_disabled
-            FROM devices WHERE \(condition)
-            """,
-            binds
-        ).first else { return nil }
+        guard
+            let row = try await executor.query(
+                """
+                SELECT did, product_key, device_name, passcode, device_secret, registered_ts, activated_ms, is_disabled
+                FROM devices WHERE \(condition)
+                """,
+                binds
+            ).first
+        else { return nil }
         return DeviceCredentials(
             did: try row.text("did"), productKey: try row.text("product_key"), deviceName: try row.text("device_name"),
             passcode: try row.text("passcode"), deviceSecret: try row.text("device_secret"), registeredAt: try row.int("registered_ts"),

@@ -26,7 +26,9 @@ struct TokenStore: Sendable {
     }
 
     /// Stores a session for `uid` when the account exists and is enabled; false otherwise.
-    func insert(tokenHash: String, uid: String, appID: String, expiresAt: Int64, now: Int64, source: String, userAgent: String) async throws(StorageError) -> Bool {
+    func insert(
+        tokenHash: String, uid: String, appID: String, expiresAt: Int64, now: Int64, source: String, userAgent: String
+    ) async throws(StorageError) -> Bool {
         try await executor.first(
             """
             INSERT INTO user_tokens (token_hash, uid, app_id, expires_at, created_at, source, user_agent, last_used_at)
@@ -39,13 +41,15 @@ struct TokenStore: Sendable {
 
     /// The session of an enabled account that `tokenHash` names in `appID`.
     func find(tokenHash: String, appID: String) async throws(StorageError) -> Found? {
-        guard let row = try await executor.first(
-            """
-            SELECT t.uid, t.expires_at, t.last_used_at FROM user_tokens t JOIN users u ON u.uid = t.uid
-            WHERE t.token_hash = $1 AND t.app_id = $2 AND u.is_disabled = 0
-            """,
-            .text(tokenHash), .text(appID)
-        ) else { return nil }
+        guard
+            let row = try await executor.first(
+                """
+                SELECT t.uid, t.expires_at, t.last_used_at FROM user_tokens t JOIN users u ON u.uid = t.uid
+                WHERE t.token_hash = $1 AND t.app_id = $2 AND u.is_disabled = 0
+                """,
+                .text(tokenHash), .text(appID)
+            )
+        else { return nil }
         return Found(uid: try row.text("uid"), expiresAt: try row.int("expires_at"), lastUsedAt: try row.int("last_used_at"))
     }
 

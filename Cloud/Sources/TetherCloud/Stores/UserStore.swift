@@ -74,30 +74,34 @@ struct UserStore: Sendable {
 
     /// The uid of the account of `appID` with this identity.
     func uid(appID: String, _ identity: Identity) async throws(StorageError) -> String? {
-        let sql = switch identity {
-        case .username: "SELECT uid FROM users WHERE app_id = $1 AND username = $2"
-        case .phone: "SELECT uid FROM users WHERE app_id = $1 AND phone = $2"
-        case .email: "SELECT uid FROM users WHERE app_id = $1 AND email = $2"
-        case .anonymous: "SELECT uid FROM users WHERE app_id = $1 AND phone_id = $2"
-        case .thirdParty: "SELECT uid FROM users WHERE app_id = $1 AND third_party_src = $2 AND third_party_uid = $3"
-        }
-        let values: [SQLValue] = switch identity {
-        case .anonymous(let phoneID): [.text(phoneID)]
-        default: identity.columns.map(\.value)
-        }
+        let sql =
+            switch identity {
+            case .username: "SELECT uid FROM users WHERE app_id = $1 AND username = $2"
+            case .phone: "SELECT uid FROM users WHERE app_id = $1 AND phone = $2"
+            case .email: "SELECT uid FROM users WHERE app_id = $1 AND email = $2"
+            case .anonymous: "SELECT uid FROM users WHERE app_id = $1 AND phone_id = $2"
+            case .thirdParty: "SELECT uid FROM users WHERE app_id = $1 AND third_party_src = $2 AND third_party_uid = $3"
+            }
+        let values: [SQLValue] =
+            switch identity {
+            case .anonymous(let phoneID): [.text(phoneID)]
+            default: identity.columns.map(\.value)
+            }
         return try await executor.query(sql, [.text(appID)] + values).first?.text("uid")
     }
 
     /// The account a login name designates: a user name (as given or normalized), an e-mail
     /// address or a phone number.
     func credentials(appID: String, loginName name: String, normalized: String) async throws(StorageError) -> Credentials? {
-        guard let row = try await executor.first(
-            """
-            SELECT uid, password_hash, email, email_confirmed, is_disabled FROM users
-            WHERE app_id = $1 AND (username = $2 OR username = $4 OR email = $3 OR phone = $2)
-            """,
-            .text(appID), .text(name), .text(name.lowercased()), .text(normalized)
-        ) else { return nil }
+        guard
+            let row = try await executor.first(
+                """
+                SELECT uid, password_hash, email, email_confirmed, is_disabled FROM users
+                WHERE app_id = $1 AND (username = $2 OR username = $4 OR email = $3 OR phone = $2)
+                """,
+                .text(appID), .text(name), .text(name.lowercased()), .text(normalized)
+            )
+        else { return nil }
         return Credentials(
             uid: try row.text("uid"), passwordHash: row.optionalText("password_hash"), email: row.optionalText("email"),
             emailConfirmed: try row.bool("email_confirmed"), isDisabled: try row.bool("is_disabled")
@@ -105,13 +109,15 @@ struct UserStore: Sendable {
     }
 
     func profile(uid: String) async throws(StorageError) -> UserBody? {
-        guard let row = try await executor.first(
-            """
-            SELECT uid, username, phone, email, name, gender, birthday, address, lang, remark, is_anonymous
-            FROM users WHERE uid = $1
-            """,
-            .text(uid)
-        ) else { return nil }
+        guard
+            let row = try await executor.first(
+                """
+                SELECT uid, username, phone, email, name, gender, birthday, address, lang, remark, is_anonymous
+                FROM users WHERE uid = $1
+                """,
+                .text(uid)
+            )
+        else { return nil }
         func text(_ column: String) -> String { row.optionalText(column) ?? "" }
         return UserBody(
             uid: try row.text("uid"), username: text("username"), phone: text("phone"), email: text("email"), name: text("name"),

@@ -31,13 +31,15 @@ struct VerificationStore: Sendable {
     }
 
     func newestUnusedCode(appID: String, phone: String) async throws(StorageError) -> Code? {
-        guard let row = try await executor.first(
-            """
-            SELECT id, code_hash, expires_at, attempts FROM verification_codes
-            WHERE app_id = $1 AND phone = $2 AND used = 0 ORDER BY id DESC LIMIT 1
-            """,
-            .text(appID), .text(phone)
-        ) else { return nil }
+        guard
+            let row = try await executor.first(
+                """
+                SELECT id, code_hash, expires_at, attempts FROM verification_codes
+                WHERE app_id = $1 AND phone = $2 AND used = 0 ORDER BY id DESC LIMIT 1
+                """,
+                .text(appID), .text(phone)
+            )
+        else { return nil }
         return Code(id: try row.int("id"), codeHash: try row.text("code_hash"), expiresAt: try row.int("expires_at"), attempts: try row.int("attempts"))
     }
 

@@ -3,56 +3,65 @@ import TetherCore
 /// The named schemas of the document (`#/components/schemas/…`).
 enum CloudSchemas {
     static let components: KeyValuePairs<String, JSONValue> = [
-        "Error": JSONSchema.object([
-            "error_code": JSONSchema.integer,
-            "error_message": JSONSchema.string,
-            "detail": JSONSchema.string,
-        ], required: ["error_code", "error_message", "detail"]),
-        "Session": JSONSchema.object([
-            "uid": JSONSchema.string,
-            "token": JSONSchema.string,
-            "expire_at": JSONSchema.integer,
-        ], required: ["uid", "token", "expire_at"]),
-        "SessionInfo": JSONSchema.object([
-            "id": JSONSchema.string, "appid": JSONSchema.string, "created_at": JSONSchema.integer, "expire_at": JSONSchema.integer,
-            "last_used_at": JSONSchema.integer, "source": JSONSchema.string, "user_agent": JSONSchema.string, "current": JSONSchema.boolean,
-        ], required: ["id", "appid", "created_at", "expire_at", "last_used_at", "source", "user_agent", "current"]),
-        "User": JSONSchema.object([
-            "uid": JSONSchema.string, "username": JSONSchema.string, "phone": JSONSchema.string, "email": JSONSchema.string,
-            "name": JSONSchema.string, "gender": ["type": "string", "enum": ["M", "F", "N"]], "birthday": JSONSchema.string,
-            "address": JSONSchema.string, "lang": JSONSchema.string, "remark": JSONSchema.string, "is_anonymous": JSONSchema.boolean,
-        ], required: ["uid", "username", "phone", "email", "name", "gender", "birthday", "address", "lang", "remark", "is_anonymous"]),
-        "Device": JSONSchema.object([
-            "product_key": JSONSchema.string, "did": JSONSchema.string, "mac": JSONSchema.string, "is_online": JSONSchema.boolean,
-            "passcode": JSONSchema.string, "host": JSONSchema.string, "port": JSONSchema.integer, "port_s": JSONSchema.integer,
-            "ws_port": JSONSchema.integer, "wss_port": JSONSchema.integer, "remark": JSONSchema.string, "is_disabled": JSONSchema.boolean,
-            "type": ["type": "string", "enum": ["normal", "center_control", "sub_dev"]],
-            "dev_alias": JSONSchema.string, "dev_label": JSONSchema.array(JSONSchema.string),
-            "role": ["type": "string", "enum": ["special", "normal", "owner", "guest"]],
-            "proto_ver": JSONSchema.string, "wifi_soft_version": JSONSchema.string, "is_sandbox": JSONSchema.boolean,
-            "product_name": JSONSchema.string, "protoc": JSONSchema.integer, "mcu_soft_version": JSONSchema.string,
-            "mcu_hard_version": JSONSchema.string,
-        ], required: [
-            "product_key", "did", "mac", "is_online", "passcode", "host", "port", "port_s", "ws_port", "wss_port",
-            "remark", "is_disabled", "type", "dev_alias", "dev_label", "role", "proto_ver", "wifi_soft_version",
-            "is_sandbox", "product_name", "protoc", "mcu_soft_version", "mcu_hard_version",
-        ]),
-        "DidResults": JSONSchema.object([
-            "success": JSONSchema.array(JSONSchema.string),
-            "failed": JSONSchema.array(JSONSchema.string),
-        ], required: ["success", "failed"]),
-        "Command": JSONSchema.object([
-            "id": JSONSchema.integer, "did": JSONSchema.string,
-            "kind": ["type": "string", "enum": ["attrs", "raw", "service"]],
-            "state": ["type": "string", "enum": ["accepted", "queued", "sent", "acknowledged", "applied", "rejected", "expired", "failed"]],
-            "code": ["type": "integer", "format": "int64", "nullable": true], "message": JSONSchema.string,
-            "created_at": JSONSchema.integer, "updated_at": JSONSchema.integer,
-            "sent_at": ["type": "integer", "format": "int64", "nullable": true],
-            "queue_until": ["type": "integer", "format": "int64", "nullable": true],
-            "attrs": JSONSchema.empty, "raw": JSONSchema.string, "service": JSONSchema.string, "params": JSONSchema.empty, "output": JSONSchema.empty,
-        ], required: ["id", "did", "kind", "state", "code", "message", "created_at", "updated_at", "sent_at", "queue_until"]),
-        "DidList": JSONSchema.object([
-            "devices": JSONSchema.array(JSONSchema.object(["did": JSONSchema.string], required: ["did"]), maxItems: 100),
-        ], required: ["devices"]),
+        "Error": JSONSchema.object(
+            [
+                "error_code": JSONSchema.integer,
+                "error_message": JSONSchema.string,
+                "detail": JSONSchema.string,
+            ], required: ["error_code", "error_message", "detail"]),
+        "Session": JSONSchema.object(
+            [
+                "uid": JSONSchema.string,
+                "token": JSONSchema.string,
+                "expire_at": JSONSchema.integer,
+            ], required: ["uid", "token", "expire_at"]),
+        "SessionInfo": JSONSchema.object(
+            [
+                "id": JSONSchema.string, "appid": JSONSchema.string, "created_at": JSONSchema.integer, "expire_at": JSONSchema.integer,
+                "last_used_at": JSONSchema.integer, "source": JSONSchema.string, "user_agent": JSONSchema.string, "current": JSONSchema.boolean,
+            ], required: ["id", "appid", "created_at", "expire_at", "last_used_at", "source", "user_agent", "current"]),
+        "User": JSONSchema.object(
+            [
+                "uid": JSONSchema.string, "username": JSONSchema.string, "phone": JSONSchema.string, "email": JSONSchema.string,
+                "name": JSONSchema.string, "gender": ["type": "string", "enum": ["M", "F", "N"]], "birthday": JSONSchema.string,
+                "address": JSONSchema.string, "lang": JSONSchema.string, "remark": JSONSchema.string, "is_anonymous": JSONSchema.boolean,
+            ], required: ["uid", "username", "phone", "email", "name", "gender", "birthday", "address", "lang", "remark", "is_anonymous"]),
+        "Device": JSONSchema.object(
+            [
+                "product_key": JSONSchema.string, "did": JSONSchema.string, "mac": JSONSchema.string, "is_online": JSONSchema.boolean,
+                "passcode": JSONSchema.string, "host": JSONSchema.string, "port": JSONSchema.integer, "port_s": JSONSchema.integer,
+                "ws_port": JSONSchema.integer, "wss_port": JSONSchema.integer, "remark": JSONSchema.string, "is_disabled": JSONSchema.boolean,
+                "type": ["type": "string", "enum": ["normal", "center_control", "sub_dev"]],
+                "dev_alias": JSONSchema.string, "dev_label": JSONSchema.array(JSONSchema.string),
+                "role": ["type": "string", "enum": ["special", "normal", "owner", "guest"]],
+                "proto_ver": JSONSchema.string, "wifi_soft_version": JSONSchema.string, "is_sandbox": JSONSchema.boolean,
+                "product_name": JSONSchema.string, "protoc": JSONSchema.integer, "mcu_soft_version": JSONSchema.string,
+                "mcu_hard_version": JSONSchema.string,
+            ],
+            required: [
+                "product_key", "did", "mac", "is_online", "passcode", "host", "port", "port_s", "ws_port", "wss_port",
+                "remark", "is_disabled", "type", "dev_alias", "dev_label", "role", "proto_ver", "wifi_soft_version",
+                "is_sandbox", "product_name", "protoc", "mcu_soft_version", "mcu_hard_version",
+            ]),
+        "DidResults": JSONSchema.object(
+            [
+                "success": JSONSchema.array(JSONSchema.string),
+                "failed": JSONSchema.array(JSONSchema.string),
+            ], required: ["success", "failed"]),
+        "Command": JSONSchema.object(
+            [
+                "id": JSONSchema.integer, "did": JSONSchema.string,
+                "kind": ["type": "string", "enum": ["attrs", "raw", "service"]],
+                "state": ["type": "string", "enum": ["accepted", "queued", "sent", "acknowledged", "applied", "rejected", "expired", "failed"]],
+                "code": ["type": "integer", "format": "int64", "nullable": true], "message": JSONSchema.string,
+                "created_at": JSONSchema.integer, "updated_at": JSONSchema.integer,
+                "sent_at": ["type": "integer", "format": "int64", "nullable": true],
+                "queue_until": ["type": "integer", "format": "int64", "nullable": true],
+                "attrs": JSONSchema.empty, "raw": JSONSchema.string, "service": JSONSchema.string, "params": JSONSchema.empty, "output": JSONSchema.empty,
+            ], required: ["id", "did", "kind", "state", "code", "message", "created_at", "updated_at", "sent_at", "queue_until"]),
+        "DidList": JSONSchema.object(
+            [
+                "devices": JSONSchema.array(JSONSchema.object(["did": JSONSchema.string], required: ["did"]), maxItems: 100)
+            ], required: ["devices"]),
     ]
 }

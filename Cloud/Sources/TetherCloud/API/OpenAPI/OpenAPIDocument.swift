@@ -18,7 +18,8 @@ enum OpenAPIDocument {
             "info": .object([
                 "title": "Tether cloud",
                 "version": .string(version),
-                "description": "A Gizwits-compatible Open API: accounts, products, devices and bindings. Errors are {error_code, error_message, detail} with the Gizwits codes.",
+                "description":
+                    "A Gizwits-compatible Open API: accounts, products, devices and bindings. Errors are {error_code, error_message, detail} with the Gizwits codes.",
             ]),
             "paths": .object(paths),
             "components": .object([
@@ -43,13 +44,14 @@ enum OpenAPIDocument {
             "tags": [.string(operation.tag)],
             "operationId": .string(operationID(operation)),
         ]
-        let security: [JSONValue] = switch operation.security {
-        case .none: []
-        case .app: [["appId": []]]
-        case .appAndUser: [["appId": [], "userToken": []]]
-        case .appAndAppToken: [["appId": [], "appToken": []]]
-        case .appAndAuth: [["appId": [], "appAuth": []]]
-        }
+        let security: [JSONValue] =
+            switch operation.security {
+            case .none: []
+            case .app: [["appId": []]]
+            case .appAndUser: [["appId": [], "userToken": []]]
+            case .appAndAppToken: [["appId": [], "appToken": []]]
+            case .appAndAuth: [["appId": [], "appAuth": []]]
+            }
         object["security"] = .array(security)
         var parameters = operation.parameters.map { parameter -> JSONValue in
             var description: JSONObject = [

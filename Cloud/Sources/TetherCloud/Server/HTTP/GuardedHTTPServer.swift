@@ -38,7 +38,10 @@ extension HTTPServerBuilder {
     static func guardedHTTP1WebSocketUpgrade(
         limits: HTTPLimits,
         exempt: Set<String>,
-        shouldUpgrade: @escaping @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
+        shouldUpgrade:
+            @escaping @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
+                WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+            >
     ) -> HTTPServerBuilder {
         let counter = ConnectionCounter(limit: limits.maximumConnectionsPerSource)
         let exempt = ClientSource.canonical(exempt)
