@@ -14,11 +14,11 @@ extension Device {
     /// - Parameter passcode: the device's passcode. When nil, the client uses the passcode it
     ///   used before, the one the cloud gave for a bound device, or asks the device for it,
     ///   which works only in the binding window.
-    /// - Throws: ``TetherError/Code/deviceOffline`` when no path reaches the device;
-    ///   ``TetherError/Code/connectionFailed``; ``TetherError/Code/notInBindingWindow`` when no
-    ///   passcode is known and the device will not give it; ``TetherError/Code/loginFailed``
-    ///   (wrong passcode, or the device serves its maximum of clients); ``TetherError/Code/timeout``;
-    ///   ``TetherError/Code/cloudRefused`` when only the cloud could reach it and refused.
+    /// - Throws: `TetherError.Code.deviceOffline` when no path reaches the device;
+    ///   `TetherError.Code.connectionFailed`; `TetherError.Code.notInBindingWindow` when no
+    ///   passcode is known and the device will not give it; `TetherError.Code.loginFailed`
+    ///   (wrong passcode, or the device serves its maximum of clients); `TetherError.Code.timeout`;
+    ///   `TetherError.Code.cloudRefused` when only the cloud could reach it and refused.
     public func subscribe(passcode: String? = nil) async throws(TetherError) {
         await ensureModel()
         let promise = AsyncPromise<Void, TetherError>()

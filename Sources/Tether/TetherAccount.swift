@@ -136,7 +136,7 @@ public final class TetherAccount: Sendable {
     // MARK: Session
 
     /// A session that is valid now: renewed first when it expires within `renewBefore`.
-    /// Throws ``TetherError/Code/notLoggedIn`` when there is none, or when it is over (and then
+    /// Throws `TetherError.Code.notLoggedIn` when there is none, or when it is over (and then
     /// sends ``AccountEvent/sessionExpired`` once).
     public func validSession() async throws(TetherError) -> CloudSession {
         guard let session else {

@@ -38,7 +38,7 @@ extension TetherClient {
     /// Binds a device to the user with its did and passcode (a device found on the LAN binds
     /// itself when subscribed; this is for one that is not).
     ///
-    /// - Throws: ``TetherError/Code/loginFailed`` when the passcode is wrong.
+    /// - Throws: `TetherError.Code.loginFailed` when the passcode is wrong.
     @discardableResult
     public func bind(did: String, passcode: String, remark: String? = nil, alias: String? = nil) async throws(TetherError) -> Device {
         let account = try requireAccount()
@@ -57,7 +57,7 @@ extension TetherClient {
         return try await bind(code, remark: remark, alias: alias)
     }
 
-    /// Binds the device a scanned QR code stands for (see ``BindingQRCode``).
+    /// Binds the device a scanned QR code stands for (see `BindingQRCode`).
     @discardableResult
     public func bind(_ code: BindingQRCode, remark: String? = nil, alias: String? = nil) async throws(TetherError) -> Device {
         let account = try requireAccount()

@@ -10,7 +10,7 @@ public struct CloudSession: Hashable, Sendable, Codable {
     /// Unix seconds after which the cloud refuses the token.
     public var expireAt: Int64
 
-    /// A session as the cloud issued it (for a ``SessionStore`` that keeps its own copy).
+    /// A session as the cloud issued it (for a `SessionStore` that keeps its own copy).
     public init(uid: String, token: String, expireAt: Int64) {
         self.uid = uid
         self.token = token

@@ -11,9 +11,9 @@ import TetherCloudProtocol
 public import TetherCore
 
 /// The cloud's Open API, typed: accounts, bindings, device data and control. Speaks to a
-/// Tether cloud or any server of the Gizwits Open API. Every method throws ``TetherError``:
-/// ``TetherError/Code/cloudRefused`` with the cloud's code in ``TetherError/cloudCode``,
-/// ``TetherError/Code/notLoggedIn`` for an invalid or expired token, connection errors as such.
+/// Tether cloud or any server of the Gizwits Open API. Every method throws `TetherError`:
+/// `TetherError.Code.cloudRefused` with the cloud's code in `TetherError.cloudCode`,
+/// `TetherError.Code.notLoggedIn` for an invalid or expired token, connection errors as such.
 ///
 /// ```swift
 /// let api = TetherCloudAPI(endpoint: try CloudEndpoint(url: "http://127.0.0.1:8080"), appID: appID)
@@ -72,7 +72,7 @@ public struct TetherCloudAPI: Sendable {
 
     /// A new token for the session's user, valid for the cloud's full token lifetime (Tether
     /// extension: sessions are renewed before they expire, without the password). Throws
-    /// ``TetherError/Code/notLoggedIn`` when the session is already over.
+    /// `TetherError.Code.notLoggedIn` when the session is already over.
     public func refresh(_ session: CloudSession) async throws(TetherError) -> CloudSession {
         try CloudSession(json: try await call(.POST, "/app/token/refresh", session: session))
     }

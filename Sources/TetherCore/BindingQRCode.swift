@@ -18,7 +18,7 @@ public struct BindingQRCode: Hashable, Sendable, CustomStringConvertible {
     public var productSecret: String
 
     /// Builds a code from its parts, accepting a MAC in any case with `:` or `-` separators. Throws
-    /// ``TetherError/Code/invalidArgument`` when the MAC is not 12 hex digits or a key is empty.
+    /// `TetherError.Code.invalidArgument` when the MAC is not 12 hex digits or a key is empty.
     public init(productKey: String, mac: String, productSecret: String) throws(TetherError) {
         guard let digits = MACAddress.hexDigits(mac) else {
             throw TetherError(.invalidArgument, "a binding QR code's MAC is 12 hex digits, not \"\(mac)\"")

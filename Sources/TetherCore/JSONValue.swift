@@ -24,7 +24,7 @@ public enum JSONValue: Hashable, Sendable {
         }
     }
 
-    /// Parses a JSON document given as text; throws ``TetherError/Code/invalidArgument`` when it is
+    /// Parses a JSON document given as text; throws `TetherError.Code.invalidArgument` when it is
     /// not valid JSON.
     public static func parse(_ text: String) throws(TetherError) -> JSONValue {
         try parse(Array(text.utf8))

@@ -8,7 +8,7 @@
 
 extension ThingModel {
     /// Reads an Aliyun TSL document. `struct`, `array` and `date` types are reported as
-    /// ``TetherError/Code/unsupportedDataType`` with the property's name.
+    /// `TetherError.Code.unsupportedDataType` with the property's name.
     public init(tslJSON bytes: some Collection<UInt8>) throws(TetherError) {
         let document = JSONReader(try JSONValue.parse(bytes))
         let productKey = try document.optional("profile")?.optional("productKey")?.string() ?? ""

@@ -48,7 +48,7 @@ public final class GizwitsLANClient: Sendable {
         self.remoteDescription = remoteDescription
     }
 
-    /// Opens the connection. Throws ``TetherError/Code/connectionFailed`` when the device cannot
+    /// Opens the connection. Throws `TetherError.Code.connectionFailed` when the device cannot
     /// be reached (refused, unreachable, unknown host, or no answer within `connectTimeout`).
     public static func connect(
         host: String,
@@ -89,8 +89,8 @@ public final class GizwitsLANClient: Sendable {
     }
 
     /// Sends a request and waits for the message that answers it (see the reference for which
-    /// command answers which). Throws ``TetherError/Code/timeout``,
-    /// ``TetherError/Code/connectionClosed`` or ``TetherError/Code/cancelled``; it never waits
+    /// command answers which). Throws `TetherError.Code.timeout`,
+    /// `TetherError.Code.connectionClosed` or `TetherError.Code.cancelled`; it never waits
     /// longer than its timeout, even when the connection is already gone.
     public func request(_ message: GizwitsLANMessage, timeout: Duration? = nil) async throws(TetherError) -> GizwitsLANMessage {
         let timeout = timeout ?? configuration.requestTimeout
@@ -138,7 +138,7 @@ public final class GizwitsLANClient: Sendable {
     /// Whether the connection is still open.
     public var isActive: Bool { channel.isActive }
 
-    /// Closes the connection. Requests still waiting fail with ``TetherError/Code/connectionClosed``
+    /// Closes the connection. Requests still waiting fail with `TetherError.Code.connectionClosed`
     /// and ``unsolicited`` ends.
     public func close() async {
         try? await channel.close()

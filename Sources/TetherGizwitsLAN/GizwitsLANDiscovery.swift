@@ -44,7 +44,7 @@ public enum GizwitsLANDiscovery {
     /// and gives `body` every answer as it comes. Answers are not de-duplicated: a device
     /// answers each round. The sockets close when `body` returns.
     ///
-    /// The answers' stream throws ``TetherError/Code/bindFailed`` when a local socket cannot be
+    /// The answers' stream throws `TetherError.Code.bindFailed` when a local socket cannot be
     /// opened.
     public static func withResponses<Result: Sendable>(
         targets: [LANEndpoint],

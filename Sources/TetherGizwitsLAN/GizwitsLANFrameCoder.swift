@@ -2,13 +2,13 @@ public import NIOCore
 import TetherCore
 
 /// Splits a TCP byte stream into GAgent frames. Partial frames wait for more bytes; malformed
-/// ones raise a ``TetherError`` (which closes the channel when unhandled); frames above
+/// ones raise a `TetherError` (which closes the channel when unhandled); frames above
 /// `maximumLength` are refused before their bytes are buffered.
 public struct GizwitsLANFrameDecoder: NIOSingleStepByteToMessageDecoder {
     /// The decoder passes whole frames to the next handler.
     public typealias InboundOut = GizwitsLANFrame
 
-    /// The largest `len` accepted; a larger one throws ``TetherError/Code/frameTooLarge``.
+    /// The largest `len` accepted; a larger one throws `TetherError.Code.frameTooLarge`.
     public let maximumLength: Int
 
     /// A decoder that refuses frames whose `len` exceeds `maximumLength`.

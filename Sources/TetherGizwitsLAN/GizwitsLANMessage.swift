@@ -84,7 +84,7 @@ public enum GizwitsLANMessage: Hashable, Sendable {
         }
     }
 
-    /// Parses a frame's payload by its command. Throws ``TetherError/Code/malformedFrame`` when
+    /// Parses a frame's payload by its command. Throws `TetherError.Code.malformedFrame` when
     /// the payload does not have the command's shape. Bytes after a complete body are ignored,
     /// as GAgent ignores them.
     public init(frame: GizwitsLANFrame) throws(TetherError) {

@@ -14,7 +14,7 @@ public struct P0Codec: Sendable {
     /// Where each data point sits in a fixed-length status, derived from ``model``.
     public let layout: P0Layout
 
-    /// A codec for `model`; throws ``TetherError/Code/invalidModel`` when its P0 positions are
+    /// A codec for `model`; throws `TetherError.Code.invalidModel` when its P0 positions are
     /// inconsistent.
     public init(model: ThingModel) throws(TetherError) {
         self.model = model
@@ -164,7 +164,7 @@ public struct P0Codec: Sendable {
 
     // MARK: Decoding
 
-    /// Decodes a P0 payload. Throws ``TetherError/Code/malformedPayload`` for an unknown action or
+    /// Decodes a P0 payload. Throws `TetherError.Code.malformedPayload` for an unknown action or
     /// a payload shorter than the product's layout requires. Bytes beyond the layout are ignored,
     /// so a device with a newer firmware than the app's model still reports what the app knows.
     public func decode(_ buffer: ByteBuffer) throws(TetherError) -> P0Message {

@@ -40,7 +40,7 @@ public struct P0Layout: Hashable, Sendable {
     /// Bytes of the variable-length `attr_flags` (one bit per data point).
     public var allFlagsLength: Int { (fields.count + 7) / 8 }
 
-    /// Derives any missing positions and checks them. Throws ``TetherError/Code/invalidModel`` when a
+    /// Derives any missing positions and checks them. Throws `TetherError.Code.invalidModel` when a
     /// section's bools and enums do not share one bit region, a length does not fit its type, or
     /// points overlap.
     public init(model: ThingModel) throws(TetherError) {

@@ -6,7 +6,7 @@ public import TetherAlink
 
 /// Virtual devices for an app's own tests, in the test's process: each speaks the Gizwits LAN
 /// protocol on loopback (and, with cloud credentials, connects to a Tether cloud), so the app's
-/// ``TetherClient`` finds and controls them exactly as it would real ones.
+/// `TetherClient` finds and controls them exactly as it would real ones.
 ///
 /// ```swift
 /// import Testing
@@ -27,7 +27,7 @@ public import TetherAlink
 /// the addresses beyond 127.0.0.1 with `ifconfig lo0 alias`), on ports the system picks for the
 /// first device and shares with the others.
 public final class VirtualDeviceLab: Sendable {
-    /// The devices: read their ``VirtualDevice/status``, change values, watch their events.
+    /// The devices: read their `VirtualDevice/status`, change values, watch their events.
     public let devices: [VirtualDevice]
     /// Where each device listens.
     public let addresses: [LANDeviceAddresses]

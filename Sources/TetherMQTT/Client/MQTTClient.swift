@@ -153,9 +153,9 @@ public final class MQTTClient: Sendable {
     /// arrives; QoS 2 once PUBCOMP arrives. While disconnected (or while the in-flight window is
     /// full) the message waits in the queue and is sent in order later.
     ///
-    /// - Throws: ``MQTTError/Code/offlineQueueFull`` when the queue is full;
-    ///   ``MQTTError/Code/publishRefused`` when a v5 broker refuses it (with its reason code);
-    ///   ``MQTTError/Code/invalidArgument`` for a topic with wildcards.
+    /// - Throws: `MQTTError.Code.offlineQueueFull` when the queue is full;
+    ///   `MQTTError.Code.publishRefused` when a v5 broker refuses it (with its reason code);
+    ///   `MQTTError.Code.invalidArgument` for a topic with wildcards.
     public func publish(_ message: MQTTMessage) async throws(MQTTError) {
         try MQTTTopic.validateName(message.topic)
         do {
@@ -222,7 +222,7 @@ public final class MQTTClient: Sendable {
     // MARK: Subscribing
 
     /// Subscribes, runs `body` with the matching messages, and unsubscribes when `body` returns
-    /// or throws. Throws ``MQTTError/Code/subscriptionRefused`` (with the broker's reason code)
+    /// or throws. Throws `MQTTError.Code.subscriptionRefused` (with the broker's reason code)
     /// when any filter is refused.
     public func subscribe<Result: Sendable>(
         to subscriptions: [MQTTTopicSubscription],

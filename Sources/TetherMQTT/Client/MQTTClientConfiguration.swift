@@ -33,7 +33,7 @@ public struct MQTTClientConfiguration: Sendable {
     /// v5 Receive Maximum).
     public var maximumInflight: Int
     /// Publications waiting to be sent (while disconnected, or while the in-flight window is
-    /// full); ``MQTTError/Code/offlineQueueFull`` beyond it.
+    /// full); `MQTTError.Code.offlineQueueFull` beyond it.
     public var maximumQueuedMessages: Int
     /// Reconnection delays (by default from 0.5 s, doubling up to 30 s, each ±20 %). Nil turns
     /// automatic reconnection off.

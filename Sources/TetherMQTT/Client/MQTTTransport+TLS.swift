@@ -6,7 +6,7 @@ extension MQTTTransport {
     /// against `configuration`'s trust roots and, unless `serverHostname` says otherwise, against
     /// the host name the client connects to (an IP address gets no SNI and no name check).
     ///
-    /// - Throws: ``MQTTError/Code/tlsFailure`` when the configuration cannot be used (unreadable
+    /// - Throws: `MQTTError.Code.tlsFailure` when the configuration cannot be used (unreadable
     ///   keys or certificates).
     public static func tls(_ configuration: TLSConfiguration, serverHostname: String? = nil) throws(MQTTError) -> MQTTTransport {
         let context: NIOSSLContext

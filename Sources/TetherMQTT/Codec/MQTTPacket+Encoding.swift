@@ -1,7 +1,7 @@
 public import NIOCore
 
 extension MQTTPacket {
-    /// Appends the packet in the wire format of `version`. Throws ``MQTTError/Code/invalidArgument``
+    /// Appends the packet in the wire format of `version`. Throws `MQTTError.Code.invalidArgument`
     /// for values the format cannot carry (a string over 65,535 bytes, a packet over 256 MB).
     public func write(to buffer: inout ByteBuffer, version: MQTTVersion) throws(MQTTError) {
         let v5 = version == .v5

@@ -9,7 +9,7 @@ public struct MQTTPacketDecoder: NIOSingleStepByteToMessageDecoder {
     /// The protocol level to decode with; nil until a server's decoder reads CONNECT.
     public var version: MQTTVersion?
     /// Largest whole packet accepted, in bytes; a larger declared size throws
-    /// ``MQTTError/Code/packetTooLarge`` before anything is buffered.
+    /// `MQTTError.Code.packetTooLarge` before anything is buffered.
     public var maximumPacketSize: Int
 
     /// Builds a decoder; the default maximum is the largest packet MQTT can express

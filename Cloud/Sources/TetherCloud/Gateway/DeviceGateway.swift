@@ -8,11 +8,11 @@ import TetherCore
 public import TetherMQTT
 
 /// The MQTT gateway devices connect to: an embedded broker that authenticates devices by the
-/// Alink signing schemes (``DeviceAuthenticator``) and keeps each on its own topics
-/// (``GatewayHooks``). Around it: what devices report (`DeviceGateway+Uplink.swift`), whether
-/// they are online (``DevicePresence``), their own secrets (``DeviceSelfRegistration``), the
-/// ledger's commands (``CommandDelivery``), and this node's heartbeat with the sweep of dead
-/// nodes (``NodeHousekeeping``). This type hosts the broker and runs the pieces together.
+/// Alink signing schemes (`DeviceAuthenticator`) and keeps each on its own topics
+/// (`GatewayHooks`). Around it: what devices report (`DeviceGateway+Uplink.swift`), whether
+/// they are online (`DevicePresence`), their own secrets (`DeviceSelfRegistration`), the
+/// ledger's commands (`CommandDelivery`), and this node's heartbeat with the sweep of dead
+/// nodes (`NodeHousekeeping`). This type hosts the broker and runs the pieces together.
 public final class DeviceGateway: Service, Sendable {
     public let broker: MQTTBroker
     let configuration: GatewayConfiguration
