@@ -36,7 +36,7 @@ public struct CloudLink: Sendable {
                     device.events.yield(.cloudConnected)
                     try await serve(client)
                 }
-            } catch let error where Task.isCancelled {
+            } catch _ where Task.isCancelled {
                 return
             } catch {
                 logger.warning("cannot reach the cloud", metadata: ["error": "\(error)"])

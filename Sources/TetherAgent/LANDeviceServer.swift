@@ -79,7 +79,7 @@ public final class LANDeviceServer: Sendable {
 
         do {
             try await serve(udp: udp, tcp: tcp)
-        } catch let error where Task.isCancelled {
+        } catch _ where Task.isCancelled {
             // Cancellation is how a server is stopped; it is not a failure.
         }
     }

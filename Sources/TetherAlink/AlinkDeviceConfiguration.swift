@@ -64,15 +64,9 @@ public struct AlinkDeviceConfiguration: Sendable {
     /// The MQTT client configuration: a fresh signature with the current time on every
     /// connection attempt, `securemode=2` over TLS and 3 otherwise.
     public var mqtt: MQTTClientConfiguration {
-        let device = device, secret = deviceSecret, signMethod = signMethod, now = now
-        let secureMode = transport.isSecure ? 2 : 3
-        return MQTTClientConfiguration(
-            host: host, port: port, version: .v311, keepAlive: keepAlive, transport: transport,
-            reconnect: reconnect,
-            credentials: {
-                let credentials = AlinkCredentials.device(device, secret: secret, timestamp: now(), secureMode: secureMode, signMethod: signMethod)
-                return MQTTCredentials(clientID: credentials.clientID, username: credentials.username, password: Array(credentials.password.utf8))
-            }
+        .alink(
+            host: host, port: port, device: device, secret: deviceSecret, keepAlive: keepAlive, cleanStart: true,
+            transport: transport, signMethod: signMethod, reconnect: reconnect, now: now
         )
     }
 }
@@ -82,5 +76,23 @@ public enum AlinkClock {
     /// The current time in whole seconds since 1970 (the default clock of a configuration).
     public static func now() -> Int64 {
         Int64(Date().timeIntervalSince1970)
+    }
+}
+
+extension MQTTClientConfiguration {
+    /// A device's Alink connection: MQTT 3.1.1, CONNECT signed with the device secret and a
+    /// fresh timestamp on every connection, secure mode 2 over TLS and 3 otherwise.
+    static func alink(
+        host: String, port: Int, device: AlinkDeviceIdentity, secret: String, keepAlive: UInt16, cleanStart: Bool,
+        transport: MQTTTransport, signMethod: AlinkSignMethod, reconnect: ReconnectPolicy?, now: @escaping @Sendable () -> Int64
+    ) -> MQTTClientConfiguration {
+        let secureMode = transport.isSecure ? 2 : 3
+        return MQTTClientConfiguration(
+            host: host, port: port, version: .v311, cleanStart: cleanStart, keepAlive: keepAlive, transport: transport, reconnect: reconnect,
+            credentials: {
+                let credentials = AlinkCredentials.device(device, secret: secret, timestamp: now(), secureMode: secureMode, signMethod: signMethod)
+                return MQTTCredentials(clientID: credentials.clientID, username: credentials.username, password: Array(credentials.password.utf8))
+            }
+        )
     }
 }

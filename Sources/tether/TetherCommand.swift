@@ -10,7 +10,7 @@ struct TetherCommand: AsyncParsableCommand {
         subcommands: [
             Login.self, Register.self, Logout.self, WhoAmI.self,
             Devices.self, Bind.self, Unbind.self, Status.self, Write.self, Watch.self,
-            Demo.self, LAN.self, MQTT.self,
+            Demo.self, LAN.self, MQTT.self, ChannelCommand.self,
         ]
     )
 }

@@ -4,12 +4,15 @@ import TetherCore
 extension FuzzTargets {
     private static let lamp: ThingModel = try! Fixtures.lamp()
 
-    /// Alink payloads, topics and client ids from arbitrary bytes: whatever parses must
+    /// Alink payloads (requests, replies, the channel's envelope), topics and client ids from arbitrary bytes: whatever parses must
     /// round-trip, and nothing may crash.
     public static func alink(_ bytes: [UInt8]) -> String? {
         if let request = try? AlinkRequest(parsing: bytes) {
             guard let again = try? AlinkRequest(parsing: request.bytes), again == request else { return "an Alink request changed on a round trip" }
             _ = lamp.checkAlinkProperties(request.params)
+        }
+        if let request = try? ChannelRequest(parsing: bytes) {
+            guard let again = try? ChannelRequest(parsing: request.bytes), again == request else { return "a channel request changed on a round trip" }
         }
         if let reply = try? AlinkReply(parsing: bytes) {
             guard let again = try? AlinkReply(parsing: reply.bytes), again == reply else { return "an Alink reply changed on a round trip" }
@@ -27,6 +30,7 @@ extension FuzzTargets {
     public static let alinkSeeds: [[UInt8]] = [
         #"{"id":"1","version":"1.0","params":{"LightSwitch":1,"Brightness":{"value":40,"time":1}},"method":"thing.event.property.post"}"#,
         #"{"id":"7","code":200,"data":{},"message":"success"}"#,
+        #"{"id":"3","system":{"version":"1.0","time":"1795318066000"},"request":{},"params":{"iotToken":"t"},"method":"thing.topo.add"}"#,
         #"{"id":12,"code":460,"data":{"Brightness":"out of range"},"message":"bad"}"#,
         "/sys/a1PK000001/dev01/thing/event/property/post",
         "/sys/a1PK000001/dev01/thing/service/Reboot_reply",

@@ -128,7 +128,7 @@ public final class MQTTBroker: Sendable {
                     }
                 }
             }
-        } catch let error where Task.isCancelled {
+        } catch _ where Task.isCancelled {
             // Cancellation is how the broker is stopped.
         }
         // Clients must notice that this broker is gone (and go elsewhere), not keep talking

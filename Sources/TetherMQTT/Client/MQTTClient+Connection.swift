@@ -24,10 +24,9 @@ extension MQTTClient {
                     try? await channel.close()
                     throw error
                 }
-                let restore = established(on: channel, connack: connack)
+                established(on: channel, connack: connack)
                 firstConnection.resolve(.success(()))
                 attempt = 0
-                await restoreSubscriptions(restore)
                 try? await channel.closeFuture.get()
             } catch {
                 guard firstConnection.isResolved else {
@@ -171,15 +170,15 @@ extension MQTTClient {
     }
 
     /// The session is up: record the channel, then resend what the broker has not acknowledged
-    /// (a resumed session) or requeue it and subscribe again (a new session).
-    /// Returns the subscriptions to make again (a new session forgot them).
-    private func established(on channel: any Channel, connack: MQTTConnAck) -> [MQTTTopicSubscription] {
-        let (packets, restore) = state.withLock { state -> ([MQTTPacket], [MQTTTopicSubscription]) in
+    /// (a resumed session) or requeue it and subscribe again (a new session). The SUBSCRIBE that
+    /// restores the subscriptions goes out before any queued publication, and before anyone
+    /// hears of the connection, so that no answer to a publication can arrive unsubscribed.
+    private func established(on channel: any Channel, connack: MQTTConnAck) {
+        let packets = state.withLock { state -> [MQTTPacket] in
             state.channel = channel
             state.connected = true
             state.negotiatedInflight = min(configuration.maximumInflight, Int(connack.properties.receiveMaximum ?? UInt16.max))
             var packets: [MQTTPacket] = []
-            var restore: [MQTTTopicSubscription] = []
             if connack.sessionPresent {
                 for id in state.inflightOrder {
                     guard var entry = state.inflight[id] else { continue }
@@ -211,21 +210,18 @@ extension MQTTClient {
                 }
                 state.inflight.removeAll()
                 state.inflightOrder.removeAll()
-                restore = state.subscriptions.values.flatMap(\.subscriptions)
+                let restore = state.subscriptions.values.flatMap(\.subscriptions)
+                if !restore.isEmpty {
+                    let id = state.allocatePacketID()
+                    state.acknowledgements[id] = PendingAcknowledgement(continuation: nil, deadline: nil)
+                    packets.append(.subscribe(MQTTSubscribe(packetID: id, subscriptions: restore)))
+                }
             }
             packets += drain(&state)
-            return (packets, restore)
+            return packets
         }
-        eventBroadcast.yield(.connected(sessionPresent: connack.sessionPresent))
         send(packets, on: channel)
-        return restore
-    }
-
-    private func restoreSubscriptions(_ subscriptions: [MQTTTopicSubscription]) async {
-        guard !subscriptions.isEmpty else { return }
-        do { _ = try await sendSubscribe(subscriptions) } catch {
-            logger.warning("subscriptions could not be restored after reconnecting", metadata: ["mqtt.error": "\(error)"])
-        }
+        eventBroadcast.yield(.connected(sessionPresent: connack.sessionPresent))
     }
 
     private func connectionEnded(channel id: ObjectIdentifier, error: (any Error)?) {
@@ -333,7 +329,7 @@ extension MQTTClient {
                 subscription.subscriptions.contains {
                     MQTTTopic.matches(filter: MQTTTopic.sharedSubscription($0.filter)?.filter ?? $0.filter, topic: message.topic)
                 }
-            }.map(\.continuation)
+            }.compactMap(\.continuation)
             if targets.isEmpty, state.messageConsumers == 0 {
                 state.backlog.append(message)
                 if state.backlog.count > configuration.maximumQueuedMessages { state.backlog.removeFirst() }
@@ -386,6 +382,6 @@ extension MQTTClient {
         }
         for entry in outbound { entry.completion?.resume(throwing: error) }
         for entry in inflight { entry.completion?.resume(throwing: error) }
-        for subscription in subscriptions { subscription.continuation.finish() }
+        for subscription in subscriptions { subscription.continuation?.finish() }
     }
 }

@@ -38,7 +38,8 @@ public final class MQTTClient: Sendable {
 
     struct ActiveSubscription {
         var subscriptions: [MQTTTopicSubscription]
-        var continuation: AsyncStream<MQTTMessage>.Continuation
+        /// Nil for a subscription made without a scope: its messages arrive on ``messages()``.
+        var continuation: AsyncStream<MQTTMessage>.Continuation?
     }
 
     struct State {
@@ -255,11 +256,51 @@ public final class MQTTClient: Sendable {
         }
     }
 
-    /// Subscribes without a scope, for subscriptions that live as long as the client: messages
-    /// arrive on ``messages()``. Returns the granted reason codes.
+    /// Subscribes without a scope, for subscriptions that live as long as the client or until
+    /// ``unsubscribe(_:)``: messages arrive on ``messages()``, and the filters the broker granted
+    /// are subscribed again after a reconnection that did not resume the session. Returns the
+    /// granted reason codes.
     @discardableResult
     public func subscribe(_ subscriptions: [MQTTTopicSubscription]) async throws(MQTTError) -> [MQTTReasonCode] {
-        try await sendSubscribe(subscriptions)
+        let codes = try await sendSubscribe(subscriptions)
+        let granted = zip(subscriptions, codes).filter { !$0.1.isFailure }.map(\.0)
+        if !granted.isEmpty {
+            state.withLock { state in
+                defer { state.nextSubscriptionID += 1 }
+                state.subscriptions[state.nextSubscriptionID] = ActiveSubscription(subscriptions: granted, continuation: nil)
+            }
+        }
+        return codes
+    }
+
+    /// Ends subscriptions made with ``subscribe(_:)`` (without a scope) to these filters.
+    /// Filters a scoped subscription still uses stay subscribed at the broker. Returns the
+    /// broker's reason codes (v5; success for each filter under 3.1.1).
+    @discardableResult
+    public func unsubscribe(_ filters: [String]) async throws(MQTTError) -> [MQTTReasonCode] {
+        guard !filters.isEmpty else { throw MQTTError(.invalidArgument, "unsubscribe from at least one filter") }
+        let removing = Set(filters)
+        let stillUsed = state.withLock { state -> Set<String> in
+            for (id, subscription) in state.subscriptions where subscription.continuation == nil {
+                let kept = subscription.subscriptions.filter { !removing.contains($0.filter) }
+                if kept.isEmpty {
+                    state.subscriptions[id] = nil
+                } else {
+                    state.subscriptions[id]?.subscriptions = kept
+                }
+            }
+            return Set(state.subscriptions.values.flatMap { $0.subscriptions.map(\.filter) })
+        }
+        let sent = filters.filter { !stillUsed.contains($0) }
+        guard !sent.isEmpty else { return filters.map { _ in .success } }
+        let reply = try await request { id in .unsubscribe(MQTTUnsubscribe(packetID: id, filters: sent)) }
+        guard case .unsuback(let unsuback) = reply else {
+            throw MQTTError(.protocolError, "the broker answered UNSUBSCRIBE with \(reply.name)")
+        }
+        // 3.1.1's UNSUBACK carries no codes.
+        let codes = unsuback.reasonCodes.count == sent.count ? unsuback.reasonCodes : sent.map { _ in .success }
+        let byFilter = Dictionary(zip(sent, codes), uniquingKeysWith: { first, _ in first })
+        return filters.map { byFilter[$0] ?? .success }
     }
 
     func sendSubscribe(_ subscriptions: [MQTTTopicSubscription]) async throws(MQTTError) -> [MQTTReasonCode] {
@@ -276,7 +317,7 @@ public final class MQTTClient: Sendable {
             let used = Set(state.subscriptions.values.flatMap { $0.subscriptions.map(\.filter) })
             return (removed, used)
         }
-        removed?.continuation.finish()
+        removed?.continuation?.finish()
         guard unsubscribe, let removed else { return }
         let filters = removed.subscriptions.map(\.filter).filter { !stillUsed.contains($0) }
         guard !filters.isEmpty, isConnected else { return }
@@ -297,7 +338,7 @@ public final class MQTTClient: Sendable {
                     let packet = make(id)
                     let deadline = channel.eventLoop.scheduleTask(in: timeout) { [self] in
                         let pending = self.state.withLock { $0.acknowledgements.removeValue(forKey: id) }
-                        pending?.continuation.resume(throwing: MQTTError(.timeout, "no answer to \(packet.name) in time"))
+                        pending?.continuation?.resume(throwing: MQTTError(.timeout, "no answer to \(packet.name) in time"))
                     }
                     state.acknowledgements[id] = PendingAcknowledgement(continuation: continuation, deadline: deadline)
                     return (packet, channel)
@@ -318,12 +359,14 @@ public final class MQTTClient: Sendable {
 
 /// A SUBSCRIBE or UNSUBSCRIBE waiting for its acknowledgement.
 struct PendingAcknowledgement {
-    let continuation: CheckedContinuation<MQTTPacket, any Error>
-    let deadline: Scheduled<Void>
+    /// Nil for the client's own SUBSCRIBE that restores its subscriptions after a reconnection:
+    /// nobody waits for it, but its packet identifier stays taken until it is answered.
+    let continuation: CheckedContinuation<MQTTPacket, any Error>?
+    let deadline: Scheduled<Void>?
 
     func complete(_ result: Result<MQTTPacket, MQTTError>) {
-        deadline.cancel()
-        continuation.resume(with: result.mapError { $0 as any Error })
+        deadline?.cancel()
+        continuation?.resume(with: result.mapError { $0 as any Error })
     }
 }
 

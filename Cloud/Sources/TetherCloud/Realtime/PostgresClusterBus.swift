@@ -81,7 +81,7 @@ public final class PostgresClusterBus: ClusterBus {
                             await deliver(notification.payload)
                         }
                     }
-                } catch let error where Task.isCancelled {
+                } catch _ where Task.isCancelled {
                     break
                 } catch {
                     logger.warning("cluster bus lost its connection; listening again", metadata: ["error": "\(error)"])
