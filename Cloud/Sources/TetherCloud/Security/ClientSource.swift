@@ -49,11 +49,18 @@ public struct ClientSource: Sendable, Hashable, CustomStringConvertible {
     static func canonicalIP(_ address: SocketAddress) -> String? {
         guard let ip = address.ipAddress else { return nil }
         guard case .v6(let v6) = address else { return ip }
-        let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+        let bytes = addressBytes(v6)
         if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff {
             return bytes[12..<16].map(String.init).joined(separator: ".")
         }
         return ip.lowercased()
+    }
+
+    /// The 16 bytes of an IPv6 address. Read at `sin6_addr`'s offset (8 on Linux and Darwin)
+    /// rather than through the field: in a build that also loads NIO's C module (the
+    /// benchmarks), the field belongs to that module and `MemberImportVisibility` refuses it.
+    private static func addressBytes(_ v6: SocketAddress.IPv6Address) -> [UInt8] {
+        withUnsafeBytes(of: v6.address) { Array($0[8..<24]) }
     }
 
     /// Addresses people configured, each in its canonical form (unparseable ones kept as given).
@@ -65,7 +72,7 @@ public struct ClientSource: Sendable, Hashable, CustomStringConvertible {
         guard let address, let ip = address.ipAddress else { return "unknown" }
         guard case .v6(let v6) = address else { return ip }
         // IPv4 mapped into IPv6 (::ffff:a.b.c.d) counts as the IPv4 address.
-        let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+        let bytes = addressBytes(v6)
         if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff {
             return bytes[12..<16].map(String.init).joined(separator: ".")
         }
