@@ -55,9 +55,7 @@ public final class AlinkDeviceClient: Sendable {
         group: (any EventLoopGroup)? = nil,
         _ body: (AlinkDeviceClient) async throws -> Result
     ) async throws -> Result {
-        guard (30...1200).contains(configuration.keepAlive) else {
-            throw TetherError(.invalidArgument, "an Alink keep-alive is 30 to 1200 seconds (got \(configuration.keepAlive))")
-        }
+        try AlinkLimits.checkKeepAlive(configuration.keepAlive)
         let device = configuration.device
         let base = "/sys/\(device.productKey)/\(device.deviceName)"
         let filters = [

@@ -116,6 +116,13 @@ public enum AlinkLimits {
     /// Longest accepted request id.
     public static let maximumIDLength = 64
 
+    /// Alink's keep-alive range, 30 to 1200 seconds; `invalidArgument` outside it.
+    static func checkKeepAlive(_ seconds: UInt16) throws(TetherError) {
+        guard (30...1200).contains(seconds) else {
+            throw TetherError(.invalidArgument, "an Alink keep-alive is 30 to 1200 seconds (got \(seconds))")
+        }
+    }
+
     static func object(_ bytes: some Collection<UInt8>, maximumSize: Int) throws(TetherError) -> JSONObject {
         guard bytes.count <= maximumSize else {
             throw TetherError(.malformedPayload, "an Alink payload is at most \(maximumSize) bytes (got \(bytes.count))")
