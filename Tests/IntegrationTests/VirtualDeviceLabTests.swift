@@ -23,12 +23,16 @@ struct VirtualDeviceLabTests {
                 _ = try await first.write(["LED_OnOff": true])
                 #expect(lab.devices[0].status.data["LED_OnOff"] == .bool(true))
 
+                // netStatus follows the client's own view of the link, which lags the device by
+                // the moment it takes to see the close: wait for the events, not a poll.
+                var events = first.events().makeAsyncIterator()
                 await lab.stopLAN(0)
+                while let event = await events.next(), event != .netStatus(.online), event != .netStatus(.offline) {}
                 let offline = await #expect(throws: TetherError.self) { try await first.write(["LED_OnOff": false]) }
                 #expect([.notControllable, .connectionClosed, .timeout].contains(offline?.code))
 
                 try await lab.startLAN(0)
-                while first.netStatus != .controllable { try await Task.sleep(for: .milliseconds(20)) }
+                while let event = await events.next(), event != .netStatus(.controllable) {}
                 _ = try await first.write(["LED_OnOff": false])
                 #expect(lab.devices[0].status.data["LED_OnOff"] == .bool(false))
             }
