@@ -106,6 +106,7 @@ let package = Package(
                 "TetherCore",
                 "TetherGizwitsLAN",
                 "TetherCloudClient",
+                "TetherCloudProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

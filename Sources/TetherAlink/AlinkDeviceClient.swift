@@ -5,7 +5,7 @@ public import TetherCore
 public import TetherMQTT
 
 /// A request from the cloud to a device: a property set or get, a service call, raw bytes, or
-/// a system RRPC.
+/// an RRPC (system, or custom on a user topic).
 public struct AlinkDownlink: Sendable {
     /// The topic the request came on, which decides where the reply goes.
     public var topic: AlinkDeviceTopic
@@ -192,6 +192,9 @@ public final class AlinkDeviceClient: Sendable {
                 logger.warning("unreadable request from the cloud", metadata: ["mqtt.topic": "\(message.topic)", "error": "\(error)"])
             }
         case .downRaw, .rrpcRequest, .upRawReply:
+            downlinkBroadcast.yield(AlinkDownlink(topic: topic, request: nil, payload: message.payload))
+        case .user where topic.rrpcMessageID != nil:
+            // Custom RRPC on a user topic the caller subscribed (`/ext/rrpc/+/{pk}/{dn}/user/…`).
             downlinkBroadcast.yield(AlinkDownlink(topic: topic, request: nil, payload: message.payload))
         default:
             logger.debug("ignoring an unexpected topic", metadata: ["mqtt.topic": "\(message.topic)"])

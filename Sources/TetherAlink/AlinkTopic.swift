@@ -107,7 +107,7 @@ public enum AlinkTopic: Hashable, Sendable {
 }
 
 /// A topic of one device: who and what, plus the message id when it came through custom RRPC
-/// (`/ext/rrpc/{messageId}/sys/{pk}/{dn}/…`).
+/// (`/ext/rrpc/{messageId}/sys/{pk}/{dn}/…` or `/ext/rrpc/{messageId}/{pk}/{dn}/user/…`).
 public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
     /// The device the topic belongs to (`{pk}/{dn}` in the name).
     public var device: AlinkDeviceIdentity
@@ -137,7 +137,7 @@ public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { name }
 
-    /// Reads `/sys/{pk}/{dn}/…`, `/{pk}/{dn}/user/…` and `/ext/rrpc/{id}/sys/{pk}/{dn}/…`; nil
+    /// Reads `/sys/{pk}/{dn}/…`, `/{pk}/{dn}/user/…` and either behind `/ext/rrpc/{id}`; nil
     /// for anything else, including names that are not valid product keys or device names.
     public init?(parsing name: String) {
         var rest = Substring(name)
@@ -155,8 +155,8 @@ public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
             self.init(device: device, topic: AlinkTopic(systemPath: levels[4]), rrpcMessageID: rrpc)
             return
         }
-        guard rrpc == nil, levels[3] == "user", levels.count == 5, !levels[4].isEmpty else { return nil }
+        guard levels[3] == "user", levels.count == 5, !levels[4].isEmpty else { return nil }
         guard let device = try? AlinkDeviceIdentity(productKey: String(levels[1]), deviceName: String(levels[2])) else { return nil }
-        self.init(device: device, topic: .user(String(levels[4])))
+        self.init(device: device, topic: .user(String(levels[4])), rrpcMessageID: rrpc)
     }
 }

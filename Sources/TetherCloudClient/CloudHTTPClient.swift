@@ -10,6 +10,8 @@ struct CloudHTTPRequest: Sendable {
     var path: String
     var headers: [(String, String)] = []
     var body: JSONValue?
+    /// The deadline of this exchange when it is not the client's (a call that waits for a device).
+    var timeout: Duration?
 }
 
 /// The cloud's answer: status and JSON body (nil for an empty body).
@@ -48,6 +50,7 @@ struct CloudHTTPClient: Sendable {
             throw TetherError(.connectionFailed, "cannot reach the cloud at \(endpoint): \(error)")
         }
         let answer = channel.eventLoop.makePromise(of: CloudHTTPResponse.self)
+        let timeout = request.timeout ?? self.timeout
         let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
             answer.fail(TetherError(.timeout, "the cloud at \(endpoint) did not answer \(request.method) \(request.path) within \(timeout)"))
             channel.close(promise: nil)

@@ -52,6 +52,8 @@ extension CloudError {
     public static let signatureInvalid = CloudError(code: 9044, message: "X-Gizwits-Signature invalid")
     public static let emailNotActivated = CloudError(code: 9077, message: "email not activated")
     public static let onlyOwnerCanBind = CloudError(code: 9092, message: "only owner can bind")
+    /// Tether: the device took the request but did not answer it in time (an RRPC call).
+    public static let deviceTimeout = CloudError(code: 9100, httpStatus: 504, message: "device did not answer in time")
     /// Tether: no such route, command or session.
     public static let notFound = CloudError(code: 9999, httpStatus: 404, message: "not found")
     /// Tether: the HTTP method is not served at this path.
@@ -63,6 +65,6 @@ extension CloudError {
         .serverError, .codeExpired, .codeInvalid, .deviceNotFound, .formInvalid, .didPasscodeInvalid, .deviceNotBound,
         .phoneUnavailable, .usernameUnavailable, .usernamePasswordError, .sendCommandFailed, .emailUnavailable,
         .deviceDisabled, .attrInvalid, .userInvalid, .sendSMSFailed, .applicationAuthInvalid, .requestThrottled,
-        .deviceOffline, .timestampInvalid, .signatureInvalid, .emailNotActivated, .onlyOwnerCanBind, .notFound,
+        .deviceOffline, .timestampInvalid, .signatureInvalid, .emailNotActivated, .onlyOwnerCanBind, .deviceTimeout, .notFound,
     ]
 }

@@ -4,14 +4,16 @@ connects with its own signature, posts properties, receives a property set it ne
 to, answers a service call and posts an event, and the app sees each change, with the res_sn
 of its write."""
 import asyncio
+import base64
 import json
 import os
+import subprocess
 import threading
 
 import aiohttp
 import paho.mqtt.client as paho
 
-from conftest import ROOT
+from conftest import BIN, ROOT
 
 # linkkit 1.2.13 calls paho's loop() with an argument paho 2 removed (alink-mqtt.md §6.1).
 if "max_packets" not in paho.Client.loop.__code__.co_varnames:
@@ -151,6 +153,81 @@ def test_linkkit_device_and_websocket_app(cloud):
 
     try:
         asyncio.run(scenario())
+    finally:
+        device.lk.destruct()
+    assert cloud.process.poll() is None, "the cloud died during the test"
+
+
+def test_linkkit_answers_rrpc_calls(cloud):
+    """RRPC through the REST API to the real device SDK: a custom RRPC topic it subscribed with
+    subscribe_rrpc_topic and answers with thing_answer_rrpc, a service called through
+    /ext/rrpc/… and answered by thing_answer_service on the same topic, and system RRPC
+    (rrpc/request → rrpc/response, which the SDK leaves to the application)."""
+    app = cloud.admin("app", "create", "--name", "linkkit-rrpc")
+    product = cloud.admin("product", "create", "--name", "Lamp", "--tsl", LAMP_TSL)
+    identity = cloud.admin("device", "create", "--product", product["productKey"], "--name", "rrpc01")
+    headers = {"X-Gizwits-Application-Id": app["appId"]}
+    session = json.loads(cloud.request("POST", "/app/users", {"username": "rrpcuser", "password": "Passw0rd!"}, headers))
+    user_headers = {**headers, "X-Gizwits-User-token": session["token"]}
+    bound = json.loads(cloud.request("POST", "/app/bindings", {"devices": [{"did": identity["did"], "passcode": identity["passcode"]}]}, user_headers))
+    assert bound["success"] == [identity["did"]]
+    did, pk, dn = identity["did"], identity["productKey"], identity["deviceName"]
+    device = Device(cloud, identity)
+    custom_topic = f"/{pk}/{dn}/user/get"
+    custom_calls = []
+    subscribed = threading.Event()
+
+    def on_rrpc(rrpc_id, topic, payload, qos, userdata):
+        custom_calls.append((rrpc_id, topic, bytes(payload)))
+        device.lk.thing_answer_rrpc(rrpc_id, b"state:" + bytes(payload))
+
+    def on_topic(topic, payload, qos, userdata):
+        prefix = f"/sys/{pk}/{dn}/rrpc/request/"
+        if topic.startswith(prefix):
+            device.lk.publish_topic(f"/sys/{pk}/{dn}/rrpc/response/{topic[len(prefix):]}", bytes(payload)[::-1], 0)
+
+    device.lk.on_topic_rrpc_message = on_rrpc
+    device.lk.on_topic_message = on_topic
+    # linkkit 1.2.13 has no setter for on_subscribe_rrpc_topic: the SUBACK of the user
+    # subscription made after it (SUBACKs come in order) says both are in place.
+    device.lk.on_subscribe_topic = lambda mid, granted_qos, userdata: subscribed.set()
+
+    def rrpc(body):
+        return json.loads(cloud.request("POST", f"/app/devices/{did}/rrpc", body, user_headers))
+
+    try:
+        device.lk.connect_async()
+        device.wait("connected")
+        assert device.lk.subscribe_rrpc_topic(custom_topic)[0] == 0
+        assert device.lk.subscribe_topic(f"/sys/{pk}/{dn}/rrpc/request/+", 0)[0] == 0
+        assert subscribed.wait(10), "linkkit: the subscriptions were not acknowledged"
+
+        answer = rrpc({"payload_base64": base64.b64encode(b"on?").decode(), "topic": custom_topic, "timeout_ms": 5000})
+        assert base64.b64decode(answer["payload_base64"]) == b"state:on?"
+        # One request, on the topic the SDK subscribed: its answer did not come back to it.
+        assert custom_calls == [(answer["message_id"], f"/ext/rrpc/{answer['message_id']}{custom_topic}", b"on?")]
+
+        request = {"id": "41", "version": "1.0", "params": {"delay": 2}, "method": "thing.service.Reboot"}
+        answer = rrpc({"payload_base64": base64.b64encode(json.dumps(request).encode()).decode(), "topic": f"/sys/{pk}/{dn}/thing/service/Reboot"})
+        assert json.loads(base64.b64decode(answer["payload_base64"])) == {"id": "41", "code": 200, "data": {"ok": 1}}
+        assert device.calls == [("Reboot", {"delay": 2})]
+
+        answer = rrpc({"payload_base64": base64.b64encode(b"\x01\x02\x03").decode()})
+        assert base64.b64decode(answer["payload_base64"]) == b"\x03\x02\x01"
+
+        # The same through the SDK, in the CLI: text and hex, and the typed error of a call the
+        # device does not answer (it subscribed to no /ext/rrpc/+/…/user/set).
+        home = os.path.join(cloud.directory, "cli")
+        tether = lambda *arguments: subprocess.run(  # noqa: E731
+            [os.path.join(BIN, "tether"), *arguments], capture_output=True, text=True, timeout=60, env={**os.environ, "TETHER_HOME": home})
+        login = tether("login", "--cloud", cloud.base_url, "--app-id", app["appId"], "--discover", "none", "--username", "rrpcuser", "--password", "Passw0rd!")
+        assert login.returncode == 0, login.stderr
+        called = tether("rrpc", did, "--payload", "on?", "--topic", custom_topic, "--json")
+        assert called.returncode == 0, called.stderr
+        assert json.loads(called.stdout) == {"payload_base64": base64.b64encode(b"state:on?").decode(), "text": "state:on?"}
+        assert tether("rrpc", did, "--hex", "ff01").stdout.strip() == "01ff"  # not UTF-8: printed as hex
+        silent = tether("rrpc", did, "--payload", "x", "--topic", f"/{pk}/{dn}/user/set", "--answer-timeout", "0.3")
+        assert silent.returncode != 0 and "9100" in silent.stderr, silent.stderr
     finally:
         device.lk.destruct()
     assert cloud.process.poll() is None, "the cloud died during the test"

@@ -37,10 +37,20 @@ struct AlinkTopicTests {
         #expect(parsed.name == "/ext/rrpc/998/sys/a1PK000001/dev01/thing/service/Reboot")
     }
 
+    @Test("custom RRPC on the device's own user topics keeps its message id too")
+    func userRRPC() throws {
+        let parsed = try #require(AlinkDeviceTopic(parsing: "/ext/rrpc/1795318066000123/a1PK000001/dev01/user/get/state"))
+        #expect(parsed.rrpcMessageID == "1795318066000123")
+        #expect(parsed.device == device)
+        #expect(parsed.topic == .user("get/state"))
+        #expect(parsed.name == "/ext/rrpc/1795318066000123/a1PK000001/dev01/user/get/state")
+    }
+
     @Test("topics of no device are not device topics", arguments: [
         "", "/", "/sys", "/sys/a1PK000001", "/sys/a1PK000001/dev01", "sys/a1PK000001/dev01/thing/event/property/post",
         "/a1PK000001/dev01/other/x", "/a1PK000001/dev01/user/", "/sys/a+b/dev01/thing/event/property/post",
-        "/ext/rrpc//sys/a1PK000001/dev01/thing/service/x", "/ext/register",
+        "/ext/rrpc//sys/a1PK000001/dev01/thing/service/x", "/ext/register", "/ext/rrpc/7", "/ext/rrpc/7/a1PK000001/dev01/other/x",
+        "/ext/rrpc/7/a1PK000001/dev01/user/",
     ])
     func notDeviceTopics(name: String) {
         #expect(AlinkDeviceTopic(parsing: name) == nil)

@@ -43,6 +43,9 @@ struct CloudBodyTests {
         }
         let call = ServiceCallBody(params: ["level": .int(3)], queueTTL: 5)
         #expect(try Self.reread(call, \.json, ServiceCallBody.init(json:)) == call)
+        for rrpc in [RRPCCallBody(payload: Array("ping".utf8)), RRPCCallBody(payload: [0, 255], topic: "/pk/dn/user/get", timeoutMs: 800)] {
+            #expect(try Self.reread(rrpc, \.json, RRPCCallBody.init(json:)) == rrpc)
+        }
         let sms = SMSCodeBody(phone: "123456", code: "42")
         #expect(try Self.reread(sms, \.json, SMSCodeBody.init(json:)) == sms)
         let confirm = PasswordResetConfirmBody(token: "t", newPassword: "pw")
@@ -61,6 +64,9 @@ struct CloudBodyTests {
         #expect(try Self.reread(results, \.json, DidResultsBody.init(json:)) == results)
         let latest = LatestStatusBody(did: "d", updatedAt: 5, attrs: ["on": .bool(true)])
         #expect(try Self.reread(latest, \.json, LatestStatusBody.init(json:)) == latest)
+        let rrpc = RRPCAnswerBody(messageID: "1795318066000123", payload: Array("pong".utf8))
+        #expect(try Self.reread(rrpc, \.json, RRPCAnswerBody.init(json:)) == rrpc)
+        #expect(rrpc.json["payload_base64"] == "cG9uZw==")
         let page = DeviceListBody(devices: [device, DeviceBody(did: "e", productKey: "pk")])
         #expect(try Self.reread(page, \.json, DeviceListBody.init(json:)) == page)
         for updated in [UserUpdatedBody(updatedAt: "2026-11-23T10:00:00Z"), UserUpdatedBody(updatedAt: "2026-11-23T10:00:00Z", token: "t", expireAt: 9)] {
@@ -94,6 +100,10 @@ struct CloudBodyTests {
         (ControlBody.decoder, ["raw": [.int(256)]], "raw must hold integers 0…255"),
         (ControlBody.decoder, ["attrs": ["on": .bool(true)], "queue_ttl": "soon"], "queue_ttl must be an integer"),
         (PasswordResetBody.decoder, ["phone": "123456", "code": "1"], "new_pwd is required"),
+        (RRPCCallBody.decoder, [:], "payload_base64 is required"),
+        (RRPCCallBody.decoder, ["payload_base64": "cG9uZw"], "payload_base64 must be padded Base64"),
+        (RRPCCallBody.decoder, ["payload_base64": "", "timeout_ms": "soon"], "timeout_ms must be an integer"),
+        (RRPCCallBody.decoder, ["payload_base64": "", "topic": .int(1)], "topic must be a string"),
     ] as [(@Sendable (JSONValue) throws -> Void, JSONValue, String)])
     func missing(_ decode: @Sendable (JSONValue) throws -> Void, _ json: JSONValue, _ detail: String) {
         #expect { try decode(json) } throws: { ($0 as? CloudBodyError)?.description == detail }
@@ -108,11 +118,11 @@ struct CloudBodyTests {
     @Test("arbitrary JSON is read or refused, never a crash (bounded fuzz)")
     func fuzz() {
         var generator = SplitMix64(seed: 20_261_123)
-        let keys = ["devices", "did", "passcode", "username", "password", "phone", "code", "email", "attrs", "raw", "queue_ttl", "src", "token", "uid", "dev_label", "set_owner"]
+        let keys = ["devices", "did", "passcode", "username", "password", "phone", "code", "email", "attrs", "raw", "queue_ttl", "src", "token", "uid", "dev_label", "set_owner", "payload_base64", "topic", "timeout_ms", "message_id"]
         let decoders: [(JSONValue) throws -> Void] = [
             RegistrationBody.decoder, LoginBody.decoder, UserUpdateBody.decoder, PasswordResetBody.decoder, BindBody.decoder,
             DidListBody.decoder, BindingUpdateBody.decoder, BindMACBody.decoder, ControlBody.decoder, ServiceCallBody.decoder,
-            SessionBody.decoder, UserBody.decoder, DeviceBody.decoder, DidResultsBody.decoder,
+            SessionBody.decoder, UserBody.decoder, DeviceBody.decoder, DidResultsBody.decoder, RRPCCallBody.decoder, RRPCAnswerBody.decoder,
         ]
         var read = 0
         for _ in 0..<3_000 {
@@ -155,3 +165,5 @@ extension SessionBody { static let decoder: @Sendable (JSONValue) throws -> Void
 extension UserBody { static let decoder: @Sendable (JSONValue) throws -> Void = { _ = try UserBody(json: $0) } }
 extension DeviceBody { static let decoder: @Sendable (JSONValue) throws -> Void = { _ = try DeviceBody(json: $0) } }
 extension DidResultsBody { static let decoder: @Sendable (JSONValue) throws -> Void = { _ = try DidResultsBody(json: $0) } }
+extension RRPCCallBody { static let decoder: @Sendable (JSONValue) throws -> Void = { _ = try RRPCCallBody(json: $0) } }
+extension RRPCAnswerBody { static let decoder: @Sendable (JSONValue) throws -> Void = { _ = try RRPCAnswerBody(json: $0) } }

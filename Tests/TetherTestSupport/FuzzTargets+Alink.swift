@@ -4,7 +4,7 @@ import TetherCore
 extension FuzzTargets {
     private static let lamp: ThingModel = try! Fixtures.lamp()
 
-    /// Alink payloads (requests, replies, the channel's envelope), topics and client ids from arbitrary bytes: whatever parses must
+    /// Alink payloads (requests, replies, the channel's envelope), topics, client ids and Base64 payload text from arbitrary bytes: whatever parses must
     /// round-trip, and nothing may crash.
     public static func alink(_ bytes: [UInt8]) -> String? {
         if let request = try? AlinkRequest(parsing: bytes) {
@@ -21,6 +21,9 @@ extension FuzzTargets {
         if let topic = AlinkDeviceTopic(parsing: text) {
             guard AlinkDeviceTopic(parsing: topic.name) == topic else { return "an Alink topic changed on a round trip: \(text)" }
         }
+        if let decoded = [UInt8](tetherBase64: text), decoded.tetherBase64 != text {
+            return "Base64 text that decodes is not the encoding of what it decodes to: \(text)"
+        }
         if let clientID = AlinkClientID(parsing: text), !clientID.fields.isEmpty {
             guard AlinkClientID(parsing: clientID.description) == clientID else { return "an Alink client id changed on a round trip: \(text)" }
         }
@@ -36,6 +39,9 @@ extension FuzzTargets {
         "/sys/a1PK000001/dev01/thing/service/Reboot_reply",
         "/ext/rrpc/42/sys/a1PK000001/dev01/thing/service/Reboot",
         "/a1PK000001/dev01/user/update",
+        "/ext/rrpc/1795318066000123/a1PK000001/dev01/user/get",
+        "/sys/a1PK000001/dev01/rrpc/response/1795318066000123",
+        "aGVsbG8gZGV2aWNl",
         "a1PK000001&dev01|securemode=3,signmethod=hmacsha1,ext=1,_ss=1,lan=Python,_v=1.2.13,timestamp=1795318066|",
     ].map { Array($0.utf8) }
 }

@@ -9,7 +9,7 @@ import TetherCore
 /// Two cloud nodes sharing one PostgreSQL database, joined by LISTEN/NOTIFY only.
 @Suite("Several cloud nodes", .timeLimit(.minutes(1)))
 struct ClusterTests {
-    @Test("a device on node A, an app on node B: B's writes reach the device, A's reports and presence reach the app")
+    @Test("a device on node A, an app on node B: B's writes and RRPC calls reach the device, A's reports, answers and presence reach the app")
     func twoNodes() async throws {
         try await TestEngine.postgres.withFreshDatabase { url in
             let databaseA = try await url.open(logger: TestEngine.logger)
@@ -50,6 +50,12 @@ struct ClusterTests {
                             #expect(rest["state"] == "accepted", "\(rest.text)")
                             let second = try await GatewayFixtures.nextDownlink(later)
                             #expect(second.request?.params == ["LightSwitch": 1])
+
+                            // RRPC on node B, answered by the device on node A, across the bus both ways.
+                            let responder = RRPCTests.answering(client) { $0.reversed() }
+                            defer { responder.cancel() }
+                            let rrpc = try await nodeB.call(.post, "/app/devices/\(device.did)/rrpc", token: user.token, json: RRPCCallBody(payload: [1, 2, 3]).json)
+                            #expect(try RRPCAnswerBody(json: try #require(rrpc.json)).payload == [3, 2, 1], "\(rrpc.text)")
                         }
                         _ = try await app.onlineStatus(online: false)
                     }

@@ -331,9 +331,11 @@ final class BrokerCore: Sendable {
         return order.count
     }
 
+    /// `addressed`: the embedder sends to this client by name (``send(_:toClientID:)``), not
+    /// through a subscription, so the read check does not apply.
     private func deliver(
         _ message: MQTTMessage, to session: BrokerSession, from publisher: BrokerSession?, qos: MQTTQoS, retainAsPublished: Bool, identifiers: [Int],
-        deadline: NIODeadline?, into deliveries: inout [Delivery]
+        deadline: NIODeadline?, addressed: Bool = false, into deliveries: inout [Delivery]
     ) {
         var outgoing = message
         outgoing.qos = qos
@@ -342,7 +344,7 @@ final class BrokerCore: Sendable {
             sink(outgoing, publisher.map { publisher in publisher.lock.withLock { publisher.principal } })
             return
         }
-        if checksDeliveries, !hooks.authorizeDelivery(session.lock.withLock({ session.principal }), topic: message.topic) { return }
+        if checksDeliveries, !addressed, !hooks.authorizeDelivery(session.lock.withLock({ session.principal }), topic: message.topic) { return }
         deliveries.append(Delivery(session: session, pending: PendingMessage(message: outgoing, deadline: deadline, subscriptionIdentifiers: identifiers)))
     }
 
@@ -399,7 +401,7 @@ final class BrokerCore: Sendable {
     func send(_ message: MQTTMessage, toClientID clientID: String) -> Bool {
         guard let session = state.withLockedValue({ $0.sessions[clientID] }) else { return false }
         var deliveries: [Delivery] = []
-        deliver(message, to: session, from: nil, qos: message.qos, retainAsPublished: false, identifiers: [], deadline: nil, into: &deliveries)
+        deliver(message, to: session, from: nil, qos: message.qos, retainAsPublished: false, identifiers: [], deadline: nil, addressed: true, into: &deliveries)
         commit(deliveries, pausing: nil)
         return true
     }

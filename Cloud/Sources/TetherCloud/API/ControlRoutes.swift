@@ -3,11 +3,12 @@ import TetherCloudProtocol
 import TetherCore
 
 /// Control and history of bound devices: `/app/control/{did}`, `/app/devdata/{did}/latest`,
-/// `/app/devices/{did}/raw_data`, and the Tether extensions for the command ledger and
-/// service calls.
+/// `/app/devices/{did}/raw_data`, and the Tether extensions for the command ledger, service
+/// calls and RRPC.
 struct ControlRoutes<Context: RequestContext> {
     let accounts: AccountService
     let control: ControlService
+    let rrpc: RRPCService
     let history: DeviceHistory
 
     static var commandAnswer: JSONValue {
@@ -54,6 +55,27 @@ struct ControlRoutes<Context: RequestContext> {
             let identifier = try context.pathParameter("identifier")
             let record = try await control.control(user, did: did, .service(identifier: identifier, params: body.params), queueSeconds: body.queueTTL)
             return Response.json(CommandAcceptedBody(commandID: record.id, state: record.state.rawValue).json)
+        }
+        router.on(
+            .init(
+                method: .post, path: "/app/devices/{did}/rrpc",
+                summary:
+                    "Tether: a synchronous call (Alink RRPC): payload_base64 to the device, its answer back; topic for custom RRPC; timeout_ms 100…30000 (5000)",
+                tag: "control", security: .appAndUser,
+                body: JSONSchema.object(
+                    [
+                        "payload_base64": JSONSchema.string, "topic": JSONSchema.string,
+                        "timeout_ms": JSONSchema.integer(minimum: RRPCCallBody.timeoutRangeMs.lowerBound, maximum: RRPCCallBody.timeoutRangeMs.upperBound),
+                    ], required: ["payload_base64"]),
+                success: .ok(
+                    JSONSchema.object(["message_id": JSONSchema.string, "payload_base64": JSONSchema.string], required: ["message_id", "payload_base64"]))
+            )
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            let did = try context.pathParameter("did")
+            let body = try await RequestForm.decode(request, as: RRPCCallBody.init(json:))
+            let call = RRPCService.Request(payload: body.payload, topic: body.topic, timeoutMs: body.timeoutMs ?? RRPCCallBody.defaultTimeoutMs)
+            return Response.json(try await rrpc.call(user, did: did, call).json)
         }
         router.on(
             .init(

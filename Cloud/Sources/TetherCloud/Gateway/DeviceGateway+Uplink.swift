@@ -5,7 +5,8 @@ import TetherAlink
 import TetherCore
 import TetherMQTT
 
-/// What devices send up: property posts, events, answers to commands, transparent bytes.
+/// What devices send up: property posts, events, answers to commands and RRPC calls,
+/// transparent bytes.
 extension DeviceGateway {
     typealias Attribute = DeviceAuthenticator.Attribute
 
@@ -116,7 +117,15 @@ extension DeviceGateway {
         else { return }
         let bytes = uplink.message.payload.readableBytesView
         do {
+            // A custom RRPC answer comes back on the request's own topic.
+            if let messageID = topic.rrpcMessageID {
+                try await rrpc.answered(messageID: messageID, did: did, payload: Array(bytes))
+                metrics.uplink(processed: true)
+                return
+            }
             switch topic.topic {
+            case .rrpcResponse(let messageID):
+                try await rrpc.answered(messageID: messageID, did: did, payload: Array(bytes))
             case .eventPost(let identifier):
                 try await eventPost(AlinkRequest(parsing: bytes), identifier: identifier, did: did, productKey: productKey, topic: topic, to: principal)
             case .propertySetReply, .serviceReply:

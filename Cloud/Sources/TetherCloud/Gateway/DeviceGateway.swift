@@ -11,7 +11,7 @@ public import TetherMQTT
 /// Alink signing schemes (`DeviceAuthenticator`) and keeps each on its own topics
 /// (`GatewayHooks`). Around it: what devices report (`DeviceGateway+Uplink.swift`), whether
 /// they are online (`DevicePresence`), their own secrets (`DeviceSelfRegistration`), the
-/// ledger's commands (`CommandDelivery`), and this node's heartbeat with the sweep of dead
+/// ledger's commands (`CommandDelivery`), apps' synchronous calls (`RRPCRelay`), and this node's heartbeat with the sweep of dead
 /// nodes (`NodeHousekeeping`). This type hosts the broker and runs the pieces together.
 public final class DeviceGateway: Service, Sendable {
     public let broker: MQTTBroker
@@ -22,6 +22,7 @@ public final class DeviceGateway: Service, Sendable {
     let history: DeviceHistory
     let catalogue: DeviceCatalogue
     let delivery: CommandDelivery
+    let rrpc: RRPCRelay
     let presence: DevicePresence
     let registration: DeviceSelfRegistration
     let housekeeping: NodeHousekeeping
@@ -62,6 +63,7 @@ public final class DeviceGateway: Service, Sendable {
         delivery = CommandDelivery(
             broker: broker, ledger: ledger, history: history, catalogue: catalogue, bus: bus, answerTimeoutMs: answerTimeoutMs, logger: logger
         )
+        rrpc = RRPCRelay(broker: broker, catalogue: catalogue, history: history, bus: bus, logger: logger)
         presence = DevicePresence(
             nodeID: configuration.nodeID, broker: broker, database: database, history: history, catalogue: catalogue,
             delivery: delivery, bus: bus, logger: logger
@@ -88,7 +90,7 @@ public final class DeviceGateway: Service, Sendable {
         let listeners = wanted
         let queue = uplinks
         let metrics = self.metrics
-        let observation = try broker.observe("/sys/#") { [broker] message, publisher in
+        let enqueue: @Sendable (MQTTMessage, MQTTPrincipal?) -> Void = { [broker] message, publisher in
             // What the cloud itself sends down has no publisher. Beyond the queue's capacity the
             // newest messages are dropped (counted): devices see no reply and post again.
             guard let publisher else { return }
@@ -98,7 +100,8 @@ public final class DeviceGateway: Service, Sendable {
             // without a reply.
             Self.refuseBusy(message, publisher: publisher, broker: broker)
         }
-        defer { observation.cancel() }
+        let observations = [try broker.observe("/sys/#", enqueue), try broker.observe("/ext/rrpc/#", enqueue)]
+        defer { for observation in observations { observation.cancel() } }
         let events = bus.events()
         try await delivery.resumeUnsent()
         // Graceful shutdown cancels the tasks below; the broker then closes its listeners.
@@ -158,6 +161,8 @@ public final class DeviceGateway: Service, Sendable {
                 switch event {
                 case .deliver(let commandID, _):
                     if let command = try await ledger.find(commandID) { try await delivery.send(command) }
+                case .rrpcRequest(let request):
+                    try await rrpc.send(request)
                 case .presence(let did, true, let node?, let atMs) where node != nodeID:
                     try await presence.connectedElsewhere(did: did, atMs: atMs)
                 default:

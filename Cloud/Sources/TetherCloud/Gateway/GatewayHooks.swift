@@ -26,8 +26,18 @@ struct GatewayHooks: MQTTBrokerHooks {
             "/sys/\(device.productKey)/\(device.deviceName)/",
             "/\(device.productKey)/\(device.deviceName)/user/",
             "/ext/rrpc/+/sys/\(device.productKey)/\(device.deviceName)/",
+            "/ext/rrpc/+/\(device.productKey)/\(device.deviceName)/user/",
         ]
         return own.contains { filter.hasPrefix($0) && filter.count > $0.count }
+    }
+
+    /// Custom RRPC requests reach a device only from the cloud (addressed, not routed): what a
+    /// device publishes on `/ext/rrpc/…` is its answer, for the gateway alone, and must not come
+    /// back to it through its own `/ext/rrpc/+/…` subscription as a new request.
+    var checksDeliveries: Bool { true }
+
+    func authorizeDelivery(_ principal: MQTTPrincipal, topic: String) -> Bool {
+        !topic.hasPrefix("/ext/rrpc/")
     }
 
     func serverSideSubscriptions(for principal: MQTTPrincipal) -> [MQTTTopicSubscription] {

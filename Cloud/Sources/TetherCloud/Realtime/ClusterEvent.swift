@@ -18,6 +18,11 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     case command(CommandUpdate)
     /// A user bound or unbound a device.
     case binding(uid: String, did: String, bound: Bool)
+    /// An app's RRPC call, for the node that holds the device's connection.
+    case rrpcRequest(RRPCRequestEvent)
+    /// The device answered an RRPC call (`payloadHex`), or it could not be sent to it (nil), for
+    /// the node whose caller waits.
+    case rrpcAnswer(messageID: String, did: String, payloadHex: String?)
     /// A user's sessions changed (logout, refresh, password change, revoked session, account
     /// disabled): live sessions of that user check their token again.
     case credentialsChanged(uid: String)
@@ -26,8 +31,10 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     public var did: String {
         switch self {
         case .status(let did, _, _), .event(let did, _, _, _, _), .raw(let did, _, _), .presence(let did, _, _, _),
-            .deliver(_, let did), .binding(_, let did, _):
+            .deliver(_, let did), .binding(_, let did, _), .rrpcAnswer(_, let did, _):
             return did
+        case .rrpcRequest(let request):
+            return request.did
         case .command(let update):
             return update.did
         case .credentialsChanged:
@@ -51,5 +58,24 @@ public struct CommandUpdate: Codable, Sendable, Hashable {
         self.state = state
         self.code = code
         self.message = message
+    }
+}
+
+/// An RRPC call on its way to the device's node.
+public struct RRPCRequestEvent: Codable, Sendable, Hashable {
+    public var messageID: String
+    public var did: String
+    /// The custom topic (`/ext/rrpc/{messageId}{topic}`); nil for system RRPC.
+    public var topic: String?
+    public var payloadHex: String
+    /// When the caller stops waiting (Unix milliseconds): the device's node forgets the call then.
+    public var deadlineMs: Int64
+
+    public init(messageID: String, did: String, topic: String?, payloadHex: String, deadlineMs: Int64) {
+        self.messageID = messageID
+        self.did = did
+        self.topic = topic
+        self.payloadHex = payloadHex
+        self.deadlineMs = deadlineMs
     }
 }

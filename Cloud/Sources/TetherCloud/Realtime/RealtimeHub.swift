@@ -59,7 +59,7 @@ final class RealtimeHub: Sendable {
                 for session in targets where session.uid == uid {
                     checks.addTask { await session.revalidate() }
                 }
-            case .deliver:
+            case .deliver, .rrpcRequest, .rrpcAnswer:
                 break
             }
             if let frame {

@@ -17,6 +17,7 @@ public struct CloudNode: Sendable {
     let accounts: AccountService
     let hub: RealtimeHub
     let control: ControlService
+    let rrpc: RRPCService
     let history: DeviceHistory
     let catalogue: DeviceCatalogue
     let metrics: CloudMetrics
@@ -62,6 +63,7 @@ public struct CloudNode: Sendable {
             database: database, bus: bus, catalogue: catalogue,
             maximumQueueSeconds: configuration.gateway?.maximumQueueSeconds ?? GatewayConfiguration().maximumQueueSeconds, metrics: metrics
         )
+        rrpc = RRPCService(database: database, bus: bus, history: history, logger: logger)
         metricsListener = configuration.metricsAddress.map { MetricsListener(host: $0.host, port: $0.port, metrics: metrics, logger: logger) }
         gateway = configuration.gateway.map { gateway in
             DeviceGateway(configuration: gateway, bindAddress: configuration.bindAddress, database: database, bus: bus, metrics: metrics, logger: logger)
@@ -86,9 +88,9 @@ public struct CloudNode: Sendable {
             bindings: BindingService(database: database, endpoint: endpoint, bus: bus, policy: configuration.abuse),
             sources: sources
         ).register(on: documented)
-        ControlRoutes(accounts: accounts, control: control, history: history).register(on: documented)
+        ControlRoutes(accounts: accounts, control: control, rrpc: rrpc, history: history).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
-        var services: [any Service] = [bus, HubService(hub: hub)]
+        var services: [any Service] = [bus, HubService(hub: hub), rrpc]
         if let gateway { services.append(gateway) }
         if let metricsListener { services.append(metricsListener) }
         let accounts = self.accounts, control = self.control, history = self.history, hub = self.hub, logger = self.logger

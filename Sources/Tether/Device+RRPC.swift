@@ -1,0 +1,29 @@
+import TetherCloudProtocol
+
+extension Device {
+    /// Calls the device synchronously through the cloud (Alink RRPC): `payload` goes to the
+    /// device on the cloud's gateway, and what the device answers comes back. For devices that
+    /// connect to the cloud over MQTT (Alink), not for GAgent LAN devices.
+    ///
+    /// ```swift
+    /// let answer = try await device.rrpc(Array("status?".utf8), timeout: .seconds(3))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - topic: nil for a system RRPC (`/sys/{pk}/{dn}/rrpc/request/{id}`); one of the device's
+    ///     own topics (`/{pk}/{dn}/user/…`, `/sys/{pk}/{dn}/thing/service/{identifier}`) for a
+    ///     custom RRPC on `/ext/rrpc/{id}{topic}`.
+    ///   - timeout: how long the cloud waits for the device: 100 ms to 30 s.
+    /// - Throws: `TetherError.Code.cloudRefused` with the cloud's code (9100: no answer in time;
+    ///   9042: not connected; 9017: not bound to the user); `TetherError.Code.invalidArgument`
+    ///   without a cloud or a did.
+    public func rrpc(_ payload: [UInt8], topic: String? = nil, timeout: Duration = .seconds(5)) async throws(TetherError) -> [UInt8] {
+        guard let link else { throw TetherError(.invalidArgument, "the client has no cloud configured") }
+        let did = self.did
+        guard !did.isEmpty else { throw TetherError(.invalidArgument, "device \(id) has no did yet") }
+        let account = link.account
+        return try await account.withSession { session throws(TetherError) in
+            try await account.api.rrpc(session, did: did, payload: payload, topic: topic, timeout: timeout).payload
+        }
+    }
+}
