@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import Synchronization
 public import TetherCloudClient
+import TetherCloudProtocol
 
 /// What happens to the user's session.
 public enum AccountEvent: Sendable, Hashable {
@@ -119,6 +120,13 @@ public final class TetherAccount: Sendable {
     /// The logged-in user's profile.
     public func userInfo() async throws(TetherError) -> CloudUser {
         try await withSession { session throws(TetherError) in try await api.userInfo(session) }
+    }
+
+    /// A single-use token for a device of the user's to bind itself with: the `iotToken` of
+    /// `/sys/{pk}/{dn}/account/bind`, sent through `TetherChannel` (TetherAlink) by the phone acting as a
+    /// device. It stops working after a few minutes, once used, or when this session ends.
+    public func iotToken() async throws(TetherError) -> String {
+        try await withSession { session throws(TetherError) in try await api.iotToken(session).token }
     }
 
     /// Changes the password; the cloud ends every other session of the user, this one goes on

@@ -114,6 +114,13 @@ public struct TetherCloudAPI: Sendable {
         try CloudUser(json: try await call(.GET, "/app/users", session: session))
     }
 
+    /// A single-use token (valid 10 minutes by default) that a device of the user's presents on
+    /// `/sys/{pk}/{dn}/account/bind` to be bound to the user: the channel SDK's `iotToken`
+    /// (Tether extension `POST /app/iot_token`).
+    public func iotToken(_ session: CloudSession) async throws(TetherError) -> IoTTokenBody {
+        try decodeBody("the IoT token", try await call(.POST, "/app/iot_token", session: session), as: IoTTokenBody.init(json:))
+    }
+
     /// Updates profile fields (`name`, `gender`, `birthday`, `address`, `lang`, `remark`).
     public func updateUserInfo(_ session: CloudSession, _ fields: [String: String]) async throws(TetherError) {
         _ = try await call(.PUT, "/app/users", body: UserUpdateBody(profile: fields).json, session: session)

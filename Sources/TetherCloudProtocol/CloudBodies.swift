@@ -348,3 +348,23 @@ public struct UserUpdatedBody: Sendable, Hashable {
         return .object(object)
     }
 }
+
+/// `POST /app/iot_token` (Tether): a single-use token a device of the user's presents on
+/// `/sys/{pk}/{dn}/account/bind` to be bound to the user (the channel SDK's `iotToken`).
+public struct IoTTokenBody: Sendable, Hashable {
+    public var token: String
+    /// When the token stops working (Unix seconds).
+    public var expireAt: Int64
+
+    public init(token: String, expireAt: Int64) {
+        self.token = token
+        self.expireAt = expireAt
+    }
+
+    public init(json: JSONValue) throws(CloudBodyError) {
+        let reader = try BodyReader(json)
+        self.init(token: try reader.text("iot_token"), expireAt: try reader.int("expire_at"))
+    }
+
+    public var json: JSONValue { ["iot_token": .string(token), "expire_at": .int(expireAt)] }
+}

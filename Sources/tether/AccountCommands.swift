@@ -99,3 +99,19 @@ struct WhoAmI: AsyncParsableCommand {
         }
     }
 }
+
+struct IoTToken: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "iot-token",
+        abstract: "Print a single-use token for a device of yours to bind itself to you (the iotToken of /sys/PK/DN/account/bind)."
+    )
+
+    @OptionGroup var options: CloudClientOptions
+
+    func run() async throws {
+        let token = try await withTetherClient(configuration: try options.configuration(lanDiscovery: false), logger: options.logger) { client in
+            try await client.account!.iotToken()
+        }
+        printLine(token)
+    }
+}

@@ -8,7 +8,7 @@ struct TetherCommand: AsyncParsableCommand {
         abstract: "Drive Tether devices from a terminal: your account and devices through the SDK, the LAN protocol, MQTT.",
         version: TetherVersion.current,
         subcommands: [
-            Login.self, Register.self, Logout.self, WhoAmI.self,
+            Login.self, Register.self, Logout.self, WhoAmI.self, IoTToken.self,
             Devices.self, Bind.self, Unbind.self, Status.self, Write.self, Watch.self, RRPCCommand.self,
             Demo.self, LAN.self, MQTT.self, ChannelCommand.self,
         ]

@@ -141,3 +141,35 @@ def test_invoke_against_the_tether_gateway(cloud):
     command += ["--timeout", "1"]
     stranger = subprocess.run(command, capture_output=True, text=True, timeout=30)
     assert stranger.returncode != 0
+
+
+def test_account_bind_with_an_iot_token_from_the_cli(cloud):
+    """The seed's example: the phone, connected as a device, binds itself to the logged-in user
+    with `/sys/{pk}/{dn}/account/bind` and an iotToken (`tether iot-token`)."""
+    app = cloud.admin("app", "create", "--name", "channel-app")
+    product = cloud.admin("product", "create", "--name", "Phone", "--tsl", os.path.join(ROOT, "products", "lamp-tsl.json"))
+    identity = cloud.admin("device", "create", "--product", product["productKey"], "--name", "phone-10")
+    pk, dn = identity["productKey"], identity["deviceName"]
+    home = os.path.join(cloud.directory, "owner")
+
+    def tether(*arguments):
+        return subprocess.run([os.path.join(BIN, "tether"), *arguments], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "TETHER_HOME": home})
+
+    registered = tether("register", "--cloud", cloud.base_url, "--app-id", app["appId"], "--discover", "none",
+                        "--username", "phoneowner", "--password", "Passw0rd!")
+    assert registered.returncode == 0, registered.stderr
+    token = tether("iot-token")
+    assert token.returncode == 0, token.stderr
+    invoke = ["channel", "invoke", "--host", "127.0.0.1", "--port", str(cloud.mqtt_port), "--product-key", pk, "--device-name", dn,
+              "--device-secret", identity["deviceSecret"], "--topic", f"/sys/{pk}/{dn}/account/bind",
+              "--params", json.dumps({"iotToken": token.stdout.strip()}), "--timeout", "5", "--json"]
+    bound = tether(*invoke)
+    assert bound.returncode == 0, bound.stderr
+    assert json.loads(bound.stdout)["code"] == 200
+    devices = tether("devices", "--json")
+    assert devices.returncode == 0, devices.stderr
+    assert [device["did"] for device in json.loads(devices.stdout)] == [identity["did"]]
+    # The token was used: a second binding with it is refused with the gateway's code.
+    again = tether(*invoke)
+    assert again.returncode != 0 and "cloudRefused" in again.stderr and "401" in again.stderr, again.stderr

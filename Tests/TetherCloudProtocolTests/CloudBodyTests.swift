@@ -64,6 +64,8 @@ struct CloudBodyTests {
         #expect(try Self.reread(results, \.json, DidResultsBody.init(json:)) == results)
         let latest = LatestStatusBody(did: "d", updatedAt: 5, attrs: ["on": .bool(true)])
         #expect(try Self.reread(latest, \.json, LatestStatusBody.init(json:)) == latest)
+        let iot = IoTTokenBody(token: "0123456789abcdef0123456789abcdef", expireAt: 1_800_000_600)
+        #expect(try Self.reread(iot, \.json, IoTTokenBody.init(json:)) == iot)
         let rrpc = RRPCAnswerBody(messageID: "1795318066000123", payload: Array("pong".utf8))
         #expect(try Self.reread(rrpc, \.json, RRPCAnswerBody.init(json:)) == rrpc)
         #expect(rrpc.json["payload_base64"] == "cG9uZw==")

@@ -149,6 +149,18 @@ struct AccountRoutes<Context: RemoteAddressRequestContext> {
         }
         router.on(
             .init(
+                method: .post, path: "/app/iot_token",
+                summary:
+                    "Tether: a single-use token (10 min) a device of the user's presents on /sys/{pk}/{dn}/account/bind to be bound to the user (the channel SDK's iotToken)",
+                tag: "users", security: .appAndUser,
+                success: .created(JSONSchema.object(["iot_token": JSONSchema.string, "expire_at": JSONSchema.integer], required: ["iot_token", "expire_at"]))
+            )
+        ) { request, _ in
+            let token = try await accounts.issueIoTToken(try await accounts.authenticate(request))
+            return Response.json(token.json, status: .created)
+        }
+        router.on(
+            .init(
                 method: .get, path: "/app/sessions", summary: "Tether extension: the user's sessions (id, app, times, source address, user agent)",
                 tag: "users", security: .appAndUser,
                 success: .ok(JSONSchema.object(["sessions": JSONSchema.array(JSONSchema.ref("SessionInfo"))], required: ["sessions"]))

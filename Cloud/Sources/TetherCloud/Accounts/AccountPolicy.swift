@@ -28,5 +28,9 @@ public struct AccountPolicy: Sendable {
     /// How long the links in confirmation and reset e-mails work.
     public var emailLinkLifetime: Int64 = 24 * 3600
 
+    /// How long an IoT token (`POST /app/iot_token`, for a device's `account/bind`) may be
+    /// used, once.
+    public var iotTokenLifetime: Int64 = 600
+
     public init() {}
 }

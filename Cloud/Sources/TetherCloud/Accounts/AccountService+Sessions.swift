@@ -1,3 +1,4 @@
+import TetherCloudProtocol
 import TetherCore
 
 /// Users' sessions: the tokens that log them in, what checks them, and everything that ends
@@ -52,6 +53,11 @@ extension AccountService {
         }
         await announce(uid: user.uid)
         return session
+    }
+
+    /// `POST /app/iot_token`: a single-use token for the user's device's `account/bind`.
+    func issueIoTToken(_ user: AuthenticatedUser) async throws -> IoTTokenBody {
+        try await IoTTokens(database: database).issue(for: user, lifetime: policy.iotTokenLifetime)
     }
 
     /// `POST /app/logout`: ends the caller's session.

@@ -117,6 +117,18 @@ public struct BindingService: Sendable {
     /// The role rules of the reference (the device's row is locked, so that two first binders
     /// cannot both become `special`): without sharing the first binder is `special` and later
     /// ones `normal`; with sharing the first binder is the `owner` and nobody else binds directly.
+    /// A device's own `account/bind` (the channel SDK's): the user whose IoT token the device
+    /// presented binds it, under the same roles as a bind by passcode (on a product with
+    /// sharing, not when someone else owns it). Binding again changes nothing.
+    func bindByDevice(_ user: AuthenticatedUser, did: String) async throws -> BindingRole {
+        let role = try await database.transaction { transaction in
+            guard let device = try await DeviceStore(transaction).find(did, lockingForUpdate: true) else { throw CloudAPIError.deviceNotFound() }
+            return try await addBinding(uid: user.uid, device: device, setOwner: false, remark: nil, alias: nil, on: transaction)
+        }
+        await bus?.publish(.binding(uid: user.uid, did: did, bound: true))
+        return role
+    }
+
     private func addBinding(
         uid: String, device: DeviceRecord, setOwner: Bool, remark: String?, alias: String?,
         on transaction: any SQLExecutor

@@ -130,6 +130,11 @@ extension DeviceGateway {
                 try await eventPost(AlinkRequest(parsing: bytes), identifier: identifier, did: did, productKey: productKey, topic: topic, to: principal)
             case .propertySetReply, .serviceReply:
                 try await commandAnswered(AlinkReply(parsing: bytes), did: did, topic: topic.topic)
+            case .system(let path) where path == DeviceAccountLink.bindPath || path == DeviceAccountLink.unbindPath:
+                let reply = await accountLink.handle(try AlinkRequest(parsing: bytes), path: path, did: did)
+                var destination = topic
+                destination.topic = .system(path + "_reply")
+                broker.send(MQTTMessage(topic: destination.name, payload: ByteBuffer(bytes: reply.bytes), qos: .atLeastOnce), toClientID: principal.clientID)
             case .upRaw:
                 let now = Clock.unixMilliseconds()
                 let hex = Array(bytes).tetherHex

@@ -11,7 +11,8 @@ public import TetherMQTT
 /// Alink signing schemes (`DeviceAuthenticator`) and keeps each on its own topics
 /// (`GatewayHooks`). Around it: what devices report (`DeviceGateway+Uplink.swift`), whether
 /// they are online (`DevicePresence`), their own secrets (`DeviceSelfRegistration`), the
-/// ledger's commands (`CommandDelivery`), apps' synchronous calls (`RRPCRelay`), and this node's heartbeat with the sweep of dead
+/// ledger's commands (`CommandDelivery`), apps' synchronous calls (`RRPCRelay`), devices binding
+/// themselves to their users (`DeviceAccountLink`), and this node's heartbeat with the sweep of dead
 /// nodes (`NodeHousekeeping`). This type hosts the broker and runs the pieces together.
 public final class DeviceGateway: Service, Sendable {
     public let broker: MQTTBroker
@@ -23,6 +24,7 @@ public final class DeviceGateway: Service, Sendable {
     let catalogue: DeviceCatalogue
     let delivery: CommandDelivery
     let rrpc: RRPCRelay
+    let accountLink: DeviceAccountLink
     let presence: DevicePresence
     let registration: DeviceSelfRegistration
     let housekeeping: NodeHousekeeping
@@ -64,6 +66,9 @@ public final class DeviceGateway: Service, Sendable {
             broker: broker, ledger: ledger, history: history, catalogue: catalogue, bus: bus, answerTimeoutMs: answerTimeoutMs, logger: logger
         )
         rrpc = RRPCRelay(broker: broker, catalogue: catalogue, history: history, bus: bus, logger: logger)
+        // Binding by the device uses no endpoint: the M2M endpoint only goes into device lists.
+        accountLink = DeviceAccountLink(
+            tokens: IoTTokens(database: database), bindings: BindingService(database: database, endpoint: M2MEndpoint(), bus: bus), logger: logger)
         presence = DevicePresence(
             nodeID: configuration.nodeID, broker: broker, database: database, history: history, catalogue: catalogue,
             delivery: delivery, bus: bus, logger: logger
