@@ -1,6 +1,5 @@
 public import Logging
 public import NIOCore
-import Synchronization
 public import TetherCore
 public import TetherMQTT
 
@@ -36,11 +35,7 @@ public final class AlinkDeviceClient: Sendable {
     private let logger: Logger
     private let downlinkBroadcast = Broadcast<AlinkDownlink>(bufferSize: 1024)
 
-    private struct State {
-        var nextID = 1
-        var waiting: [String: AsyncPromise<AlinkReply, TetherError>] = [:]
-    }
-    private let state = Mutex(State())
+    private let waiters = AlinkReplyWaiters()
 
     private init(configuration: AlinkDeviceConfiguration, mqtt: MQTTClient, logger: Logger) {
         self.configuration = configuration
@@ -85,7 +80,7 @@ public final class AlinkDeviceClient: Sendable {
             }
             defer { group.cancelAll() }
             let result = try await body(self)
-            failWaiting(TetherError(.cancelled, "the device client is closing"))
+            waiters.failAll(TetherError(.cancelled, "the device client is closing"))
             return result
         }
     }
@@ -131,23 +126,10 @@ public final class AlinkDeviceClient: Sendable {
     }
 
     private func request(_ topic: AlinkTopic, method: String, params: JSONValue) async throws(TetherError) -> AlinkReply {
-        // Registered before the publication, so that a fast reply always finds it.
-        let promise = AsyncPromise<AlinkReply, TetherError>()
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            state.waiting[String(state.nextID)] = promise
-            return String(state.nextID)
+        try await waiters.request(timeout: configuration.replyTimeout, describing: method) { id throws(TetherError) in
+            let request = AlinkRequest(id: id, method: method, params: params)
+            try await publish(topic, payload: ByteBuffer(bytes: request.bytes), qos: .atLeastOnce)
         }
-        defer { _ = state.withLock { $0.waiting.removeValue(forKey: id) } }
-        let request = AlinkRequest(id: id, method: method, params: params)
-        try await publish(topic, payload: ByteBuffer(bytes: request.bytes), qos: .atLeastOnce)
-        let timeout = configuration.replyTimeout
-        let result = await withTaskCancellationHandler {
-            await promise.result(within: timeout) { .failure(TetherError(.timeout, "no reply to \(method) (id \(id)) within \(timeout)")) }
-        } onCancel: {
-            promise.resolve(.failure(TetherError(.cancelled, "\(method) was cancelled")))
-        }
-        return try result.get()
     }
 
     private func publish(_ topic: AlinkTopic, payload: ByteBuffer, qos: MQTTQoS) async throws(TetherError) {
@@ -162,14 +144,6 @@ public final class AlinkDeviceClient: Sendable {
         }
     }
 
-    private func failWaiting(_ error: TetherError) {
-        let all = state.withLock { state in
-            defer { state.waiting.removeAll() }
-            return Array(state.waiting.values)
-        }
-        for promise in all { promise.resolve(.failure(error)) }
-    }
-
     private func receive(_ message: MQTTMessage) {
         guard let topic = AlinkDeviceTopic(parsing: message.topic), topic.device == configuration.device else {
             logger.debug("ignoring a message for another device", metadata: ["mqtt.topic": "\(message.topic)"])
@@ -179,8 +153,7 @@ public final class AlinkDeviceClient: Sendable {
         switch topic.topic {
         case .propertyPostReply, .eventPostReply:
             do {
-                let reply = try AlinkReply(parsing: bytes)
-                state.withLock { $0.waiting[reply.id] }?.resolve(.success(reply))
+                _ = waiters.resolve(try AlinkReply(parsing: bytes))
             } catch {
                 logger.warning("unreadable reply from the cloud", metadata: ["mqtt.topic": "\(message.topic)", "error": "\(error)"])
             }

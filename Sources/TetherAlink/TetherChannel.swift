@@ -31,11 +31,10 @@ public final class TetherChannel: Sendable {
     private let downstream = Broadcast<ChannelMessage>(bufferSize: 1024)
     private let stateBroadcast = Broadcast<ChannelState>(bufferSize: 64)
 
+    private let waiters = AlinkReplyWaiters()
+
     private struct State {
         var connection = ChannelState.connected
-        var nextID: UInt64 = 1
-        /// Requests waiting for their reply, by id.
-        var waiting: [String: AsyncPromise<AlinkReply, TetherError>] = [:]
         /// `_reply` topics subscribed to so far.
         var replyTopics: Set<String> = []
     }
@@ -62,11 +61,22 @@ public final class TetherChannel: Sendable {
         do {
             return try await MQTTClient.withClient(configuration: mqttConfiguration, logger: logger, group: group) { mqtt in
                 let channel = TetherChannel(configuration: configuration, mqtt: mqtt, logger: logger)
-                return try await channel.run(body)
+                do {
+                    return try await channel.run(body)
+                } catch {
+                    throw BodyFailure(error: error)
+                }
             }
+        } catch let failure as BodyFailure {
+            // What `body` threw is the caller's own, MQTT errors included: never "cannot connect".
+            throw failure.error
         } catch let error as MQTTError {
             throw TetherError(.connectionFailed, "the channel cannot connect to \(configuration.host):\(configuration.port): \(error)")
         }
+    }
+
+    private struct BodyFailure: Error {
+        let error: any Error
     }
 
     private func run<Result: Sendable>(_ body: (TetherChannel) async throws -> Result) async throws -> Result {
@@ -82,10 +92,10 @@ public final class TetherChannel: Sendable {
             defer { group.cancelAll() }
             do {
                 let result = try await body(self)
-                failWaiting(TetherError(.cancelled, "the channel is closing"))
+                waiters.failAll(TetherError(.cancelled, "the channel is closing"))
                 return result
             } catch {
-                failWaiting(TetherError(.cancelled, "the channel is closing"))
+                waiters.failAll(TetherError(.cancelled, "the channel is closing"))
                 throw error
             }
         }
@@ -125,23 +135,11 @@ public final class TetherChannel: Sendable {
         let replyTopic = topic + "_reply"
         try validate(topic: topic)
         try await subscribeToReplies(replyTopic)
-        let promise = AsyncPromise<AlinkReply, TetherError>()
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            let id = String(state.nextID)
-            state.waiting[id] = promise
-            return id
-        }
-        defer { _ = state.withLock { $0.waiting.removeValue(forKey: id) } }
-        let request = try ChannelRequest(id: id, timeMs: configuration.now() * 1000, params: params, extraParams: options.extraParams)
-        try await send(topic: topic, payload: request.bytes, qos: .atLeastOnce)
         let timeout = options.timeout ?? configuration.replyTimeout
-        let result = await withTaskCancellationHandler {
-            await promise.result(within: timeout) { .failure(TetherError(.timeout, "no reply on \(replyTopic) to request \(id) within \(timeout)")) }
-        } onCancel: {
-            promise.resolve(.failure(TetherError(.cancelled, "the request on \(topic) was cancelled")))
+        let reply = try await waiters.request(timeout: timeout, describing: "the request on \(topic)") { id throws(TetherError) in
+            let request = try ChannelRequest(id: id, timeMs: configuration.now() * 1000, params: params, extraParams: options.extraParams)
+            try await send(topic: topic, payload: request.bytes, qos: .atLeastOnce)
         }
-        let reply = try result.get()
         guard reply.isSuccess else {
             throw TetherError(.cloudRefused, "the request on \(topic) was answered \(reply.code): \(reply.message)", cloudCode: reply.code)
         }
@@ -151,11 +149,7 @@ public final class TetherChannel: Sendable {
     /// Sends `params` in the request envelope on `topic`; no reply is awaited.
     public func publish(topic: String, params: JSONValue) async throws(TetherError) {
         try validate(topic: topic)
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return String(state.nextID)
-        }
-        let request = try ChannelRequest(id: id, timeMs: configuration.now() * 1000, params: params)
+        let request = try ChannelRequest(id: waiters.nextID(), timeMs: configuration.now() * 1000, params: params)
         try await send(topic: topic, payload: request.bytes, qos: .atLeastOnce)
     }
 
@@ -231,22 +225,9 @@ public final class TetherChannel: Sendable {
         return TetherError(.connectionFailed, "cannot \(what): \(error)")
     }
 
-    private func failWaiting(_ error: TetherError) {
-        let all = state.withLock { state in
-            defer { state.waiting.removeAll() }
-            return Array(state.waiting.values)
-        }
-        for promise in all { promise.resolve(.failure(error)) }
-    }
-
     private func receive(_ message: MQTTMessage) {
         let bytes = Array(message.payload.readableBytesView)
-        if message.topic.hasSuffix("_reply"), let reply = try? AlinkReply(parsing: bytes),
-            let waiting = state.withLock({ $0.waiting[reply.id] })
-        {
-            waiting.resolve(.success(reply))
-            return
-        }
+        if message.topic.hasSuffix("_reply"), let reply = try? AlinkReply(parsing: bytes), waiters.resolve(reply) { return }
         downstream.yield(ChannelMessage(topic: message.topic, payload: bytes))
     }
 }

@@ -56,6 +56,11 @@ struct ChannelConnectionOptions: ParsableArguments {
         logger.logLevel = debug ? .debug : .warning
         return logger
     }
+
+    /// Connects with these options, runs `body`, disconnects.
+    func withChannel<Result: Sendable>(replyTimeout: Double? = nil, _ body: (TetherChannel) async throws -> Result) async throws -> Result {
+        try await TetherChannel.withChannel(configuration: try configuration(replyTimeout: replyTimeout), logger: logger, body)
+    }
 }
 
 func parseJSONOption(_ text: String, _ option: String) throws -> JSONValue {
@@ -92,8 +97,7 @@ struct ChannelInvoke: AsyncParsableCommand {
     func run() async throws {
         let params = try parseJSONOption(params, "--params")
         guard let extra = try parseJSONOption(extra, "--extra").objectValue else { throw ValidationError("--extra is a JSON object") }
-        let configuration = try connection.configuration(replyTimeout: timeout)
-        let reply = try await TetherChannel.withChannel(configuration: configuration, logger: connection.logger) { channel in
+        let reply = try await connection.withChannel(replyTimeout: timeout) { channel in
             try await channel.invoke(topic: topic, params: params, options: ChannelInvokeOptions(extraParams: extra))
         }
         if json {
@@ -120,7 +124,7 @@ struct ChannelPublish: AsyncParsableCommand {
 
     func run() async throws {
         let params = try parseJSONOption(params, "--params")
-        try await TetherChannel.withChannel(configuration: try connection.configuration(), logger: connection.logger) { channel in
+        try await connection.withChannel { channel in
             try await channel.publish(topic: topic, params: params)
         }
     }
@@ -142,7 +146,7 @@ struct ChannelUpload: AsyncParsableCommand {
 
     func run() async throws {
         let bytes = data.map { Array($0.utf8) } ?? Array(FileHandle.standardInput.readDataToEndOfFile())
-        try await TetherChannel.withChannel(configuration: try connection.configuration(), logger: connection.logger) { channel in
+        try await connection.withChannel { channel in
             try await channel.uploadData(topic: topic, data: bytes)
         }
     }
@@ -167,7 +171,7 @@ struct ChannelSubscribe: AsyncParsableCommand {
 
     func run() async throws {
         if let count, count < 1 { throw ValidationError("--count is at least 1") }
-        try await TetherChannel.withChannel(configuration: try connection.configuration(), logger: connection.logger) { channel in
+        try await connection.withChannel { channel in
             let messages = channel.messages()
             try await channel.subscribe(topic: topic)
             // Said on standard error, so that a script knows when to publish.

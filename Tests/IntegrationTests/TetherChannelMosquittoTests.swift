@@ -120,6 +120,19 @@ struct TetherChannelMosquittoTests {
         }
     }
 
+    @Test("an MQTT error the body throws comes out as it is; only a failed first connection is connectionFailed")
+    func bodyErrors() async throws {
+        let broker = try Mosquitto()
+        let thrown = await #expect(throws: MQTTError.self) {
+            try await TetherChannel.withChannel(configuration: configuration(broker)) { _ in throw MQTTError(.subscriptionRefused, "the body's own") }
+        }
+        #expect(thrown?.code == .subscriptionRefused)
+        var unreachable = configuration(broker)
+        unreachable.port = Mosquitto.freePort()
+        let refused = await #expect(throws: TetherError.self) { try await TetherChannel.withChannel(configuration: unreachable) { _ in } }
+        #expect(refused?.code == .connectionFailed)
+    }
+
     @Test("subscriptions and reply topics are subscribed again after the connection is lost")
     func reconnection() async throws {
         let broker = try Mosquitto()

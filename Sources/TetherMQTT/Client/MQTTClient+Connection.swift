@@ -173,10 +173,13 @@ extension MQTTClient {
     /// (a resumed session) or requeue it and subscribe again (a new session). The SUBSCRIBE that
     /// restores the subscriptions goes out before any queued publication, and before anyone
     /// hears of the connection, so that no answer to a publication can arrive unsubscribed.
+    ///
+    /// Packets are written outside the lock; so that a publication made meanwhile cannot
+    /// overtake the resent and restoring packets, the connection counts as connected (and
+    /// others write to it) only once those are written.
     private func established(on channel: any Channel, connack: MQTTConnAck) {
         let packets = state.withLock { state -> [MQTTPacket] in
             state.channel = channel
-            state.connected = true
             state.negotiatedInflight = min(configuration.maximumInflight, Int(connack.properties.receiveMaximum ?? UInt16.max))
             var packets: [MQTTPacket] = []
             if connack.sessionPresent {
@@ -217,10 +220,17 @@ extension MQTTClient {
                     packets.append(.subscribe(MQTTSubscribe(packetID: id, subscriptions: restore)))
                 }
             }
-            packets += drain(&state)
             return packets
         }
         send(packets, on: channel)
+        let queued = state.withLock { state -> [MQTTPacket]? in
+            // Closed meanwhile: the next connection starts over.
+            guard let current = state.channel, current === channel else { return nil }
+            state.connected = true
+            return drain(&state)
+        }
+        guard let queued else { return }
+        send(queued, on: channel)
         eventBroadcast.yield(.connected(sessionPresent: connack.sessionPresent))
     }
 
