@@ -61,6 +61,14 @@ public struct AlinkCredentials: Hashable, Sendable {
         return AlinkCredentials(clientID: clientID.description, username: device.username, password: password)
     }
 
+    /// A whitelist-free device's reconnection with the token it got on `/ext/regnwl` (§2.3):
+    /// `{clientId}|authType=connwl,securemode=-2,_ss=1|`, the device's user name, the token as
+    /// the password. `clientIDPrefix` is the answer's `clientId`.
+    public static func token(_ device: AlinkDeviceIdentity, clientIDPrefix: String, token: String) -> AlinkCredentials {
+        let clientID = AlinkClientID(prefix: clientIDPrefix, fields: [("authType", "connwl"), ("securemode", "-2"), ("_ss", "1")])
+        return AlinkCredentials(clientID: clientID.description, username: device.username, password: token)
+    }
+
     /// The text dynamic registration signs (§2.3): `deviceName{dn}productKey{pk}random{random}`.
     public static func registrationContent(device: AlinkDeviceIdentity, random: String) -> String {
         "deviceName" + device.deviceName + "productKey" + device.productKey + "random" + random

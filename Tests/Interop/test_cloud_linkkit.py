@@ -8,12 +8,13 @@ import base64
 import json
 import os
 import subprocess
+import tempfile
 import threading
 
 import aiohttp
 import paho.mqtt.client as paho
 
-from conftest import BIN, ROOT
+from conftest import BIN, CLOUD_BIN, ROOT, Cloud, free_port, wait_for_port
 
 # linkkit 1.2.13 calls paho's loop() with an argument paho 2 removed (alink-mqtt.md §6.1).
 if "max_packets" not in paho.Client.loop.__code__.co_varnames:
@@ -231,3 +232,56 @@ def test_linkkit_answers_rrpc_calls(cloud):
     finally:
         device.lk.destruct()
     assert cloud.process.poll() is None, "the cloud died during the test"
+
+
+def test_linkkit_registers_without_whitelist_and_reconnects_with_its_token():
+    """Whitelist-free registration with the real SDK: a unit that knows only the product secret
+    connects with authType=regnwl, gets {clientId, deviceToken} on /ext/regnwl (the device is
+    created then), and connects again with securemode=-2 and the token to post. Plain TCP, so
+    the cloud runs with --insecure-registration (production needs TLS for both steps)."""
+    with tempfile.TemporaryDirectory() as directory:
+        port, mqtt_port = free_port(), free_port()
+        process = subprocess.Popen(
+            [os.path.join(CLOUD_BIN, "tether-cloud"), "serve", "--metrics-bind", "none", "--http-port", str(port), "--mqtt-port", str(mqtt_port),
+             "--database", f"sqlite:{directory}/cloud.sqlite", "--log-level", "warning", "--insecure-registration"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        try:
+            wait_for_port(port)
+            wait_for_port(mqtt_port)
+            cloud = Cloud(directory, port, process, mqtt_port)
+            product = cloud.admin("product", "create", "--name", "Lamp", "--tsl", LAMP_TSL, "--whitelist-free-registration")
+            registered, connected, posted = threading.Event(), threading.Event(), threading.Event()
+            answer, codes = {}, []
+
+            def on_registered(rc, client_id, username, password):
+                answer.update(rc=rc, client_id=client_id, username=username, password=password)
+                registered.set()
+
+            unit = linkkit.LinkKit(host_name="127.0.0.1", product_key=product["productKey"], device_name="unit-77",
+                                   device_secret="", product_secret=product["productSecret"], auth_type="regnwl")
+            unit.config_mqtt(port=mqtt_port, secure="", keep_alive=60)
+            unit.on_device_dynamic_register_nwl_reply = on_registered
+            unit.connect_async()
+            assert registered.wait(10), "linkkit: no answer on /ext/regnwl"
+            unit.destruct()
+            assert answer["rc"] == 0 and "securemode=-2" in answer["client_id"], answer
+            assert answer["username"] == f"unit-77&{product['productKey']}"
+
+            device = linkkit.LinkKit(host_name="127.0.0.1", product_key=product["productKey"], device_name="unit-77", device_secret="",
+                                     client_id=answer["client_id"], username=answer["username"], password=answer["password"])
+            device.config_mqtt(port=mqtt_port, secure="", keep_alive=60)
+            device.thing_setup(LAMP_TSL)
+            device.on_connect = lambda session_flag, rc, userdata: (rc == 0) and connected.set()
+            device.on_thing_prop_post = lambda request_id, code, data, message, userdata: (codes.append(code), posted.set())
+            try:
+                device.connect_async()
+                assert connected.wait(10), "linkkit: the token connection was refused"
+                assert device.thing_post_property({"Brightness": 12})[0] == 0
+                assert posted.wait(10)
+                assert codes == [200]
+            finally:
+                device.destruct()
+        finally:
+            process.terminate()
+            assert process.wait(timeout=10) == 0

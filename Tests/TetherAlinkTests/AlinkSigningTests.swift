@@ -35,6 +35,16 @@ struct AlinkSigningTests {
         #expect(clientID["random"] == "AbCdEfGhIjKlMnO")
     }
 
+    @Test("a whitelist-free token reconnect, as linkkit 1.2.13 builds it after /ext/regnwl")
+    func tokenReconnect() throws {
+        let credentials = AlinkCredentials.token(device, clientIDPrefix: "dev01.a1PK000001", token: "0123456789abcdef0123456789abcdef")
+        #expect(credentials.clientID == "dev01.a1PK000001|authType=connwl,securemode=-2,_ss=1|")
+        #expect(credentials.username == "dev01&a1PK000001")
+        #expect(credentials.password == "0123456789abcdef0123456789abcdef")
+        let parsed = try #require(AlinkClientID(parsing: credentials.clientID))
+        #expect(parsed.secureMode == -2 && parsed.authType == "connwl" && parsed.wantsServerSideSubscriptions)
+    }
+
     @Test("every sign method verifies its own signature and refuses a wrong one", arguments: AlinkSignMethod.allCases)
     func verify(method: AlinkSignMethod) {
         let signature = method.sign("content", key: "key")

@@ -71,6 +71,11 @@ struct AdminCommand: AsyncParsableCommand {
                 help:
                     "Accept GAgent's unsigned POST /dev/devices form for new devices (firmware that cannot sign; anyone who knows the product key can then create devices)."
             ) var unsignedRegistration = false
+            @Flag(
+                name: .customLong("whitelist-free-registration"),
+                help:
+                    "Let a device holding the product secret create itself on the gateway (Alink authType=regnwl) and reconnect with the token it gets."
+            ) var whitelistFreeRegistration = false
             @OptionGroup var options: AdminOptions
 
             func validate() throws {
@@ -86,7 +91,8 @@ struct AdminCommand: AsyncParsableCommand {
                 }
                 let product = try await options.withAdministration {
                     try await $0.createProduct(
-                        name: name, modelFile: Array(data), format: format, sharingEnabled: sharing, unsignedRegistration: unsignedRegistration
+                        name: name, modelFile: Array(data), format: format, sharingEnabled: sharing, unsignedRegistration: unsignedRegistration,
+                        whitelistFreeRegistration: whitelistFreeRegistration
                     )
                 }
                 options.print(
@@ -110,6 +116,7 @@ struct AdminCommand: AsyncParsableCommand {
                             "dataPoints": .int(Int64(product.model.dataPoints.count)),
                             "sharing": .bool(product.sharingEnabled),
                             "unsignedRegistration": .bool(product.unsignedRegistration),
+                            "whitelistFreeRegistration": .bool(product.whitelistFreeRegistration),
                             "createdAt": .int(product.createdAt),
                         ])
                     })

@@ -41,8 +41,11 @@ public struct Administration: Sendable {
     ///
     /// `unsignedRegistration` accepts GAgent's unsigned `POST /dev/devices` form for new
     /// devices of this product (firmware that cannot sign); leave it off otherwise.
+    /// `whitelistFreeRegistration` lets a unit holding the product secret create its own device
+    /// on the gateway (Alink `authType=regnwl`).
     public func createProduct(
-        name: String, modelFile: [UInt8], format: ModelFormat, sharingEnabled: Bool = false, unsignedRegistration: Bool = false
+        name: String, modelFile: [UInt8], format: ModelFormat, sharingEnabled: Bool = false, unsignedRegistration: Bool = false,
+        whitelistFreeRegistration: Bool = false
     ) async throws -> CreatedProduct {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { throw CloudAPIError.formInvalid(detail: "the product needs a name") }
@@ -52,7 +55,8 @@ public struct Administration: Sendable {
         model.name = trimmed
         let stored = ProductStore.NewProduct(
             productKey: product.productKey, name: trimmed, secret: product.productSecret, format: format,
-            modelJSON: try format.serialize(model), sharingEnabled: sharingEnabled, unsignedRegistration: unsignedRegistration
+            modelJSON: try format.serialize(model), sharingEnabled: sharingEnabled, unsignedRegistration: unsignedRegistration,
+            whitelistFreeRegistration: whitelistFreeRegistration
         )
         try await ProductStore(database).insert(stored, now: Clock.unixNow())
         return product
@@ -91,13 +95,10 @@ public struct Administration: Sendable {
         }
         var normalizedMAC: String?
         if let mac { normalizedMAC = try Validation.mac(mac) }
+        let credentials = DeviceCredentials.new(productKey: productKey, deviceName: name)
         let device = CreatedDevice(
-            did: Secrets.did(), productKey: productKey, deviceName: name,
-            deviceSecret: Secrets.hex(bytes: 16), passcode: Secrets.passcode(), mac: normalizedMAC
-        )
-        let credentials = DeviceCredentials(
-            did: device.did, productKey: productKey, deviceName: name, passcode: device.passcode, deviceSecret: device.deviceSecret,
-            registeredAt: 0, isActivated: false, isDisabled: false
+            did: credentials.did, productKey: productKey, deviceName: name, deviceSecret: credentials.deviceSecret, passcode: credentials.passcode,
+            mac: normalizedMAC
         )
         do {
             try await DeviceStore(database).insert(credentials, mac: normalizedMAC, at: Clock.unixNow())

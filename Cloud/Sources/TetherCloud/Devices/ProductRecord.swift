@@ -9,6 +9,9 @@ public struct ProductRecord: Sendable, Equatable {
     public var sharingEnabled: Bool
     /// GAgent's unsigned registration form is accepted for this product (new devices only).
     public var unsignedRegistration: Bool
+    /// Alink's whitelist-free registration (`authType=regnwl`): a unit with the product secret
+    /// creates its own device on first connection and reconnects with a token.
+    public var whitelistFreeRegistration: Bool
     public var createdAt: Int64
 
     init(row: SQLRow) throws(StorageError) {
@@ -23,6 +26,7 @@ public struct ProductRecord: Sendable, Equatable {
         }
         sharingEnabled = try row.bool("sharing_enabled")
         unsignedRegistration = try row.bool("unsigned_registration")
+        whitelistFreeRegistration = try row.bool("whitelist_free_registration")
         createdAt = try row.int("created_at")
     }
 }

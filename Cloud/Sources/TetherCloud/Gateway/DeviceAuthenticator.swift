@@ -69,7 +69,8 @@ struct DeviceAuthenticator: Sendable {
             throw Refusal(.notAuthorized, "securemode=2 (TLS) on a plain connection")
         }
         if clientID.secureMode == -2 {
-            throw Refusal(.notAuthorized, "token reconnects (securemode=-2) are not supported")
+            return try await tokenConnection(
+                device, username: username, password: password, serverSideSubscriptions: clientID.wantsServerSideSubscriptions, isSecure: request.isSecure)
         }
         try checkTimestamp(clientID.timestamp)
         guard let stored = try await DeviceStore(database).credentials(productKey: device.productKey, deviceName: device.deviceName) else {
@@ -82,21 +83,45 @@ struct DeviceAuthenticator: Sendable {
             throw Refusal(.badUserNameOrPassword, "the signature does not match")
         }
         guard !stored.isDisabled else { throw Refusal(.notAuthorized, "device \(device) is disabled") }
-        return MQTTPrincipal(
+        return Self.devicePrincipal(device, did: stored.did, username: username, serverSideSubscriptions: clientID.wantsServerSideSubscriptions)
+    }
+
+    private static func devicePrincipal(_ device: AlinkDeviceIdentity, did: String, username: String, serverSideSubscriptions: Bool) -> MQTTPrincipal {
+        MQTTPrincipal(
             clientID: device.clientIDPrefix, username: username,
             attributes: [
-                Attribute.did: stored.did, Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
-                Attribute.serverSideSubscriptions: clientID.wantsServerSideSubscriptions ? "1" : "0",
+                Attribute.did: did, Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
+                Attribute.serverSideSubscriptions: serverSideSubscriptions ? "1" : "0",
             ])
     }
 
+    /// A whitelist-free device's reconnection (`authType=connwl,securemode=-2`): the password is
+    /// the token it got on `/ext/regnwl`. The token is a secret sent as it is, so TLS is needed
+    /// as for registration.
+    private func tokenConnection(
+        _ device: AlinkDeviceIdentity, username: String, password: [UInt8], serverSideSubscriptions: Bool, isSecure: Bool
+    ) async throws -> MQTTPrincipal {
+        guard isSecure || configuration.allowRegistrationWithoutTLS else {
+            throw Refusal(.notAuthorized, "a token connection (securemode=-2) sends the device token and needs TLS")
+        }
+        guard let stored = try await DeviceStore(database).credentials(productKey: device.productKey, deviceName: device.deviceName),
+            !stored.tokenHash.isEmpty, !password.isEmpty, password.count <= 256,
+            Secrets.constantTimeEquals(stored.tokenHash, Secrets.sha256(String(decoding: password, as: UTF8.self)))
+        else {
+            throw Refusal(.badUserNameOrPassword, "the device token does not match")
+        }
+        guard !stored.isDisabled else { throw Refusal(.notAuthorized, "device \(device) is disabled") }
+        return Self.devicePrincipal(device, did: stored.did, username: username, serverSideSubscriptions: serverSideSubscriptions)
+    }
+
     /// One product, one secret (§2.3): the product secret signs the request; a device created
-    /// beforehand gets its own secret back on `/ext/register`.
+    /// beforehand gets its own secret back on `/ext/register`; with `regnwl`, on a product that
+    /// allows it, a device is created if there is none and gets a token on `/ext/regnwl`.
     private func registration(
         _ device: AlinkDeviceIdentity, clientID: AlinkClientID, authType: String, password: [UInt8], isSecure: Bool
     ) async throws -> MQTTPrincipal {
-        guard authType == AlinkRegistrationType.register.rawValue else {
-            throw Refusal(.notAuthorized, "authType=\(authType) is not supported (register is)")
+        guard let type = AlinkRegistrationType(rawValue: authType) else {
+            throw Refusal(.notAuthorized, "authType=\(authType) is not supported (register and regnwl are)")
         }
         guard isSecure || configuration.allowRegistrationWithoutTLS else {
             throw Refusal(.notAuthorized, "registration sends the device secret and needs TLS")
@@ -111,9 +136,14 @@ struct DeviceAuthenticator: Sendable {
         guard AlinkSignMethod.hmacsha256.verify(password, content: content, key: productSecret) else {
             throw Refusal(.badUserNameOrPassword, "the registration signature does not match")
         }
-        guard let stored = try await DeviceStore(database).credentials(productKey: device.productKey, deviceName: device.deviceName),
-            !stored.isDisabled
-        else {
+        var existing = try await DeviceStore(database).credentials(productKey: device.productKey, deviceName: device.deviceName)
+        if type == .regnwl {
+            guard try await ProductStore(database).find(device.productKey)?.whitelistFreeRegistration == true else {
+                throw Refusal(.notAuthorized, "product \(device.productKey) does not allow whitelist-free registration")
+            }
+            if existing == nil { existing = try await createDevice(device) }
+        }
+        guard let stored = existing, !stored.isDisabled else {
             throw Refusal(.notAuthorized, "device \(device) was not created beforehand")
         }
         // Every unit of a product carries its secret: once a device has connected with its own
@@ -125,8 +155,23 @@ struct DeviceAuthenticator: Sendable {
             clientID: "$register/\(device.clientIDPrefix)/\(random)", username: device.username,
             attributes: [
                 Attribute.did: stored.did, Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
-                Attribute.registration: "1",
+                Attribute.registration: type.rawValue,
             ])
+    }
+
+    /// A whitelist-free unit's device, created on its first registration; of two racing, the
+    /// second reads the first's.
+    private func createDevice(_ device: AlinkDeviceIdentity) async throws -> DeviceCredentials? {
+        let store = DeviceStore(database)
+        let created = DeviceCredentials.new(productKey: device.productKey, deviceName: device.deviceName)
+        do {
+            try await store.insert(created, mac: nil, at: now())
+            logger.notice("device created by whitelist-free registration", metadata: ["alink.device": "\(device)"])
+        } catch {
+            // A unique violation: created meanwhile by another registration of the same name.
+            guard error.kind == .uniqueViolation else { throw error }
+        }
+        return try await store.credentials(productKey: device.productKey, deviceName: device.deviceName)
     }
 
     private func checkTimestamp(_ text: String?) throws {

@@ -1,21 +1,39 @@
 import Logging
+import TetherAlink
 import TetherCore
 import TetherMQTT
 
-/// Dynamic registration (Alink §2.3): a device created beforehand that connected on
-/// `/ext/register` with the product secret gets its own secret there; it then disconnects and
-/// connects again with it. (`DeviceAuthenticator` admits only devices never activated.)
+/// Dynamic registration (Alink §2.3): a device that connected with the product secret gets its
+/// own secret on `/ext/register` (`authType=register`, created beforehand) or a token on
+/// `/ext/regnwl` (`regnwl`, whitelist-free); it then disconnects and connects again with it.
+/// (`DeviceAuthenticator` admits only devices never activated.)
 struct DeviceSelfRegistration: Sendable {
     let broker: MQTTBroker
     let database: any SQLDatabase
     let logger: Logger
 
     func answer(_ principal: MQTTPrincipal, did: String) async throws {
-        guard let device = try await DeviceStore(database).credentials(did: did) else { return }
-        let answer: JSONValue = [
-            "productKey": .string(device.productKey), "deviceName": .string(device.deviceName), "deviceSecret": .string(device.deviceSecret),
-        ]
-        broker.send(MQTTMessage(topic: "/ext/register", payload: answer.serialized(), qos: .atLeastOnce), toClientID: principal.clientID)
-        logger.info("device registered itself", metadata: ["did": "\(did)"])
+        let store = DeviceStore(database)
+        guard let device = try await store.credentials(did: did) else { return }
+        let topic: String
+        let answer: JSONValue
+        if principal.attributes[DeviceAuthenticator.Attribute.registration] == AlinkRegistrationType.regnwl.rawValue {
+            // A new token each time (a unit that lost its answer registers again); only its
+            // hash is kept, and the answer goes to this connection alone.
+            let token = Secrets.hex(bytes: 16)
+            try await store.setToken(did: did, tokenHash: Secrets.sha256(token), at: Clock.unixNow())
+            topic = "/ext/regnwl"
+            answer = [
+                "clientId": .string("\(device.deviceName).\(device.productKey)"), "productKey": .string(device.productKey),
+                "deviceName": .string(device.deviceName), "deviceToken": .string(token),
+            ]
+        } else {
+            topic = "/ext/register"
+            answer = [
+                "productKey": .string(device.productKey), "deviceName": .string(device.deviceName), "deviceSecret": .string(device.deviceSecret),
+            ]
+        }
+        broker.send(MQTTMessage(topic: topic, payload: answer.serialized(), qos: .atLeastOnce), toClientID: principal.clientID)
+        logger.info("device registered itself", metadata: ["did": "\(did)", "alink.registration": "\(topic)"])
     }
 }

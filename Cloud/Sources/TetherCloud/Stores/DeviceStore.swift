@@ -37,7 +37,7 @@ struct DeviceStore: Sendable {
         guard
             let row = try await executor.query(
                 """
-                SELECT did, product_key, device_name, passcode, device_secret, registered_ts, activated_ms, is_disabled
+                SELECT did, product_key, device_name, passcode, device_secret, registered_ts, activated_ms, is_disabled, token_hash
                 FROM devices WHERE \(condition)
                 """,
                 binds
@@ -46,7 +46,7 @@ struct DeviceStore: Sendable {
         return DeviceCredentials(
             did: try row.text("did"), productKey: try row.text("product_key"), deviceName: try row.text("device_name"),
             passcode: try row.text("passcode"), deviceSecret: try row.text("device_secret"), registeredAt: try row.int("registered_ts"),
-            isActivated: try row.int("activated_ms") != 0, isDisabled: try row.bool("is_disabled")
+            isActivated: try row.int("activated_ms") != 0, isDisabled: try row.bool("is_disabled"), tokenHash: try row.text("token_hash")
         )
     }
 
@@ -60,6 +60,11 @@ struct DeviceStore: Sendable {
             .text(device.did), .text(device.productKey), .optional(mac), .text(device.passcode), .text(device.deviceName),
             .text(device.deviceSecret), .int(device.registeredAt), .int(seconds)
         )
+    }
+
+    /// The token a whitelist-free device reconnects with (its SHA-256), replacing any before.
+    func setToken(did: String, tokenHash: String, at seconds: Int64) async throws(StorageError) {
+        try await executor.query("UPDATE devices SET token_hash = $2, updated_at = $3 WHERE did = $1", .text(did), .text(tokenHash), .int(seconds))
     }
 
     /// A signed registration's new passcode, only if it is newer than the last one: of two
@@ -85,6 +90,15 @@ struct DeviceCredentials: Sendable, CustomStringConvertible {
     /// Connected to the gateway at least once.
     var isActivated: Bool
     var isDisabled: Bool
+    /// The SHA-256 of the token a whitelist-free device reconnects with; empty for others.
+    var tokenHash = ""
+
+    /// A new device of `productKey` named `deviceName`, with fresh identifiers and secrets.
+    static func new(productKey: String, deviceName: String) -> DeviceCredentials {
+        DeviceCredentials(
+            did: Secrets.did(), productKey: productKey, deviceName: deviceName, passcode: Secrets.passcode(), deviceSecret: Secrets.hex(bytes: 16),
+            registeredAt: 0, isActivated: false, isDisabled: false)
+    }
 
     var description: String { "device \(did) (\(productKey)/\(deviceName))" }
 }

@@ -15,16 +15,19 @@ struct ProductStore: Sendable {
         var modelJSON: String
         var sharingEnabled: Bool
         var unsignedRegistration: Bool
+        var whitelistFreeRegistration = false
     }
 
     func insert(_ product: NewProduct, now: Int64) async throws(StorageError) {
         try await executor.query(
             """
-            INSERT INTO products (product_key, name, secret, model_format, model_json, sharing_enabled, unsigned_registration, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            INSERT INTO products (
+                product_key, name, secret, model_format, model_json, sharing_enabled, unsigned_registration, whitelist_free_registration, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
             """,
             .text(product.productKey), .text(product.name), .text(product.secret), .text(product.format.rawValue),
-            .text(product.modelJSON), .bool(product.sharingEnabled), .bool(product.unsignedRegistration), .int(now)
+            .text(product.modelJSON), .bool(product.sharingEnabled), .bool(product.unsignedRegistration), .bool(product.whitelistFreeRegistration),
+            .int(now)
         )
     }
 
