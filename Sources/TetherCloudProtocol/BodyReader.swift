@@ -50,6 +50,12 @@ struct BodyReader {
         return text
     }
 
+    /// Required bytes, as padded Base64 text (possibly empty).
+    func base64(_ key: String) throws(CloudBodyError) -> [UInt8] {
+        guard let bytes = [UInt8](tetherBase64: try string(key)) else { throw CloudBodyError(field: name(key), "must be padded Base64") }
+        return bytes
+    }
+
     /// A required, non-empty string: what a request's required field is.
     func text(_ key: String) throws(CloudBodyError) -> String {
         guard let text = try optionalString(key), !text.isEmpty else { throw CloudBodyError(field: name(key), "is required") }

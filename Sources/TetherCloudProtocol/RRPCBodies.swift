@@ -31,8 +31,7 @@ public struct RRPCCallBody: Sendable, Hashable {
 
     public init(json: JSONValue) throws(CloudBodyError) {
         let reader = try BodyReader(json)
-        let text = try reader.string("payload_base64")
-        guard let payload = [UInt8](tetherBase64: text) else { throw CloudBodyError(field: "payload_base64", "must be padded Base64") }
+        let payload = try reader.base64("payload_base64")
         guard payload.count <= Self.maximumPayload else {
             throw CloudBodyError(field: "payload_base64", "must decode to at most \(Self.maximumPayload) bytes")
         }
@@ -61,9 +60,7 @@ public struct RRPCAnswerBody: Sendable, Hashable {
 
     public init(json: JSONValue) throws(CloudBodyError) {
         let reader = try BodyReader(json)
-        let text = try reader.string("payload_base64")
-        guard let payload = [UInt8](tetherBase64: text) else { throw CloudBodyError(field: "payload_base64", "must be padded Base64") }
-        self.init(messageID: try reader.text("message_id"), payload: payload)
+        self.init(messageID: try reader.text("message_id"), payload: try reader.base64("payload_base64"))
     }
 
     public var json: JSONValue { ["message_id": .string(messageID), "payload_base64": .string(payload.tetherBase64)] }

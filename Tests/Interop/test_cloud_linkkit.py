@@ -81,15 +81,22 @@ async def next_frame(ws, cmd, predicate=lambda frame: True, timeout=10):
             return frame
 
 
-def test_linkkit_device_and_websocket_app(cloud):
-    app = cloud.admin("app", "create", "--name", "linkkit")
+def bound_lamp(cloud, app_name, device_name, username):
+    """An app, a lamp device of a new product, and a new user bound to it over the REST API:
+    (app, device identity, session, the user's request headers)."""
+    app = cloud.admin("app", "create", "--name", app_name)
     product = cloud.admin("product", "create", "--name", "Lamp", "--tsl", LAMP_TSL)
-    identity = cloud.admin("device", "create", "--product", product["productKey"], "--name", "dev01")
+    identity = cloud.admin("device", "create", "--product", product["productKey"], "--name", device_name)
     headers = {"X-Gizwits-Application-Id": app["appId"]}
-    session = json.loads(cloud.request("POST", "/app/users", {"username": "lampuser", "password": "Passw0rd!"}, headers))
+    session = json.loads(cloud.request("POST", "/app/users", {"username": username, "password": "Passw0rd!"}, headers))
     user_headers = {**headers, "X-Gizwits-User-token": session["token"]}
     bound = json.loads(cloud.request("POST", "/app/bindings", {"devices": [{"did": identity["did"], "passcode": identity["passcode"]}]}, user_headers))
     assert bound["success"] == [identity["did"]]
+    return app, identity, session, user_headers
+
+
+def test_linkkit_device_and_websocket_app(cloud):
+    app, identity, session, user_headers = bound_lamp(cloud, "linkkit", "dev01", "lampuser")
     did = identity["did"]
     device = Device(cloud, identity)
 
@@ -164,14 +171,7 @@ def test_linkkit_answers_rrpc_calls(cloud):
     subscribe_rrpc_topic and answers with thing_answer_rrpc, a service called through
     /ext/rrpc/… and answered by thing_answer_service on the same topic, and system RRPC
     (rrpc/request → rrpc/response, which the SDK leaves to the application)."""
-    app = cloud.admin("app", "create", "--name", "linkkit-rrpc")
-    product = cloud.admin("product", "create", "--name", "Lamp", "--tsl", LAMP_TSL)
-    identity = cloud.admin("device", "create", "--product", product["productKey"], "--name", "rrpc01")
-    headers = {"X-Gizwits-Application-Id": app["appId"]}
-    session = json.loads(cloud.request("POST", "/app/users", {"username": "rrpcuser", "password": "Passw0rd!"}, headers))
-    user_headers = {**headers, "X-Gizwits-User-token": session["token"]}
-    bound = json.loads(cloud.request("POST", "/app/bindings", {"devices": [{"did": identity["did"], "passcode": identity["passcode"]}]}, user_headers))
-    assert bound["success"] == [identity["did"]]
+    app, identity, _, user_headers = bound_lamp(cloud, "linkkit-rrpc", "rrpc01", "rrpcuser")
     did, pk, dn = identity["did"], identity["productKey"], identity["deviceName"]
     device = Device(cloud, identity)
     custom_topic = f"/{pk}/{dn}/user/get"
