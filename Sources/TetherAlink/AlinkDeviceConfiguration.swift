@@ -32,6 +32,9 @@ public struct AlinkDeviceConfiguration: Sendable {
     /// Subscribe to the device's downstream topics instead of relying on the cloud's
     /// server-side subscriptions (`_ss=1`): for stock brokers such as mosquitto.
     public var subscribesExplicitly: Bool
+    /// A whitelist-free device's token: when set, the client connects with it
+    /// (`securemode=-2`) instead of signing with ``deviceSecret``.
+    public var token: AlinkDeviceToken?
 
     /// A configuration with Alink's usual defaults; the keep-alive is checked when the client
     /// connects, not here.
@@ -61,10 +64,29 @@ public struct AlinkDeviceConfiguration: Sendable {
         self.subscribesExplicitly = subscribesExplicitly
     }
 
+    /// A whitelist-free device that connects with the token its registration returned
+    /// (``AlinkDynamicRegistration``), over TLS unless the cloud allows otherwise.
+    public init(
+        host: String, port: Int = 8883, device: AlinkDeviceIdentity, token: AlinkDeviceToken, keepAlive: UInt16 = 60, transport: MQTTTransport = .tcp,
+        replyTimeout: Duration = .seconds(10), reconnect: ReconnectPolicy? = ReconnectPolicy()
+    ) {
+        self.init(
+            host: host, port: port, device: device, deviceSecret: "", keepAlive: keepAlive, transport: transport, replyTimeout: replyTimeout,
+            reconnect: reconnect)
+        self.token = token
+    }
+
     /// The MQTT client configuration: a fresh signature with the current time on every
-    /// connection attempt, `securemode=2` over TLS and 3 otherwise.
+    /// connection attempt, `securemode=2` over TLS and 3 otherwise; or the token.
     public var mqtt: MQTTClientConfiguration {
-        .alink(
+        if let token {
+            let credentials = AlinkCredentials.token(device, clientIDPrefix: token.clientIDPrefix, token: token.token)
+            return MQTTClientConfiguration(
+                host: host, port: port, version: .v311, cleanStart: true, keepAlive: keepAlive, transport: transport, reconnect: reconnect,
+                credentials: { MQTTCredentials(clientID: credentials.clientID, username: credentials.username, password: Array(credentials.password.utf8)) }
+            )
+        }
+        return .alink(
             host: host, port: port, device: device, secret: deviceSecret, keepAlive: keepAlive, cleanStart: true,
             transport: transport, signMethod: signMethod, reconnect: reconnect, now: now
         )

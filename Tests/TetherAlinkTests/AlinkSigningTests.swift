@@ -1,3 +1,4 @@
+import NIOCore
 import Testing
 import TetherAlink
 import TetherCore
@@ -43,6 +44,21 @@ struct AlinkSigningTests {
         #expect(credentials.password == "0123456789abcdef0123456789abcdef")
         let parsed = try #require(AlinkClientID(parsing: credentials.clientID))
         #expect(parsed.secureMode == -2 && parsed.authType == "connwl" && parsed.wantsServerSideSubscriptions)
+    }
+
+    @Test("registration answers: the secret, the token, and malformed answers as typed errors")
+    func registrationAnswers() throws {
+        let secret = try AlinkDynamicRegistration.answer(ByteBuffer(string: #"{"productKey":"a1PK000001","deviceName":"dev01","deviceSecret":"s3"}"#), type: .register)
+        #expect(secret == .deviceSecret("s3"))
+        let token = try AlinkDynamicRegistration.answer(
+            ByteBuffer(string: #"{"clientId":"dev01.a1PK000001","productKey":"a1PK000001","deviceName":"dev01","deviceToken":"t0k"}"#), type: .regnwl)
+        #expect(token == .token(AlinkDeviceToken(clientIDPrefix: "dev01.a1PK000001", token: "t0k")))
+        for bad in [#"{"deviceSecret":""}"#, "[]", "not json", #"{"clientId":"a|b","deviceToken":"t"}"#, #"{"clientId":"a"}"#] {
+            for type in [AlinkRegistrationType.register, .regnwl] {
+                let error = #expect(throws: TetherError.self) { try AlinkDynamicRegistration.answer(ByteBuffer(string: bad), type: type) }
+                #expect(error?.code == .malformedPayload, "\(bad)")
+            }
+        }
     }
 
     @Test("every sign method verifies its own signature and refuses a wrong one", arguments: AlinkSignMethod.allCases)

@@ -1,3 +1,4 @@
+import NIOCore
 import TetherAlink
 import TetherCore
 
@@ -17,6 +18,7 @@ extension FuzzTargets {
         if let reply = try? AlinkReply(parsing: bytes) {
             guard let again = try? AlinkReply(parsing: reply.bytes), again == reply else { return "an Alink reply changed on a round trip" }
         }
+        for type in [AlinkRegistrationType.register, .regnwl] { _ = try? AlinkDynamicRegistration.answer(ByteBuffer(bytes: bytes), type: type) }
         let text = String(decoding: bytes, as: UTF8.self)
         if let topic = AlinkDeviceTopic(parsing: text) {
             guard AlinkDeviceTopic(parsing: topic.name) == topic else { return "an Alink topic changed on a round trip: \(text)" }

@@ -96,11 +96,10 @@ struct ClusterTests {
 
     @Test("rate limits count on every node together: registrations from one source spread over two nodes")
     func rateLimitsAcrossNodes() async throws {
-        try await RateWindows.awayFromBoundary([3600])
         try await TestEngine.postgres.withFreshDatabase { url in
             let databaseA = try await url.open(logger: TestEngine.logger)
             let databaseB = try await url.open(logger: TestEngine.logger)
-            let limited: @Sendable (inout CloudConfiguration) -> Void = { $0.abuse.registrationsPerSource = RateLimit(3, per: 3600) }
+            let limited: @Sendable (inout CloudConfiguration) -> Void = { $0.abuse.registrationsPerSource = RateLimit(3, per: RateWindows.unending) }
             try await CommandResumeTests.closing(databaseA) { try await CommandResumeTests.closing(databaseB) {
                 try await CloudHarness.serve(database: databaseA, configure: limited) { nodeA in
                     try await CloudHarness.serve(database: databaseB, app: nodeA.app, configure: limited) { nodeB in

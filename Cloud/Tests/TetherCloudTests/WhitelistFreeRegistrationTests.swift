@@ -73,6 +73,22 @@ struct WhitelistFreeRegistrationTests {
             #expect(try await Self.postWithToken(cloud, identity, clientID: clientID, token: token) == 200)
             #expect(try await DeviceHistory(database: cloud.database).status(did: stored.did)?.attrs["Brightness"] == .int(7))
 
+            // The SDK's way: a second unit registers with AlinkDynamicRegistration and posts with
+            // AlinkDeviceClient on its token.
+            let second = try AlinkDeviceIdentity(productKey: product.productKey, deviceName: "unit-0043")
+            let registered = try await AlinkDynamicRegistration.register(
+                host: "127.0.0.1", port: cloud.mqttPort!, device: second, productSecret: product.productSecret, type: .regnwl, logger: GatewayFixtures.quietLogger)
+            guard case .token(let secondToken) = registered else {
+                Issue.record("regnwl answered \(registered)")
+                return
+            }
+            #expect(!"\(secondToken)".contains(secondToken.token), "a token's description hides it")
+            let code = try await AlinkDeviceClient.withClient(
+                configuration: AlinkDeviceConfiguration(host: "127.0.0.1", port: cloud.mqttPort!, device: second, token: secondToken, reconnect: nil),
+                logger: GatewayFixtures.quietLogger
+            ) { client in try await client.postProperties(["Brightness": 9]).code }
+            #expect(code == 200)
+
             // Wrong tokens, and a second registration of a device that has connected, are refused.
             await #expect(throws: MQTTError.self) { _ = try await Self.postWithToken(cloud, identity, clientID: clientID, token: String(token.reversed())) }
             await #expect(throws: MQTTError.self) { _ = try await Self.postWithToken(cloud, identity, clientID: clientID, token: "") }

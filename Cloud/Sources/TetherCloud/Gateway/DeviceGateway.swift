@@ -55,6 +55,7 @@ public final class DeviceGateway: Service, Sendable {
         let authenticator = DeviceAuthenticator(database: database, configuration: configuration, logger: logger)
         var brokerConfiguration = MQTTBrokerConfiguration()
         brokerConfiguration.maximumQoS = .atLeastOnce
+        brokerConfiguration.connectTimeout = configuration.connectTimeout
         let broker = MQTTBroker(
             configuration: brokerConfiguration,
             hooks: GatewayHooks(authenticator: authenticator, presence: presenceChanges.continuation),

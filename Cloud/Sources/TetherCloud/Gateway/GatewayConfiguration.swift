@@ -17,6 +17,9 @@ public struct GatewayConfiguration: Sendable {
     /// Let devices register with their product secret (`authType=register`) over plain TCP;
     /// the Alink platform insists on TLS because the answer carries the device secret.
     public var allowRegistrationWithoutTLS = false
+    /// How long a device has from opening its connection to being admitted (CONNECT, and its
+    /// authentication against the database); past it the connection is closed.
+    public var connectTimeout: Duration = .seconds(10)
     /// How long a command may wait for the device's answer before it is `expired`.
     public var answerTimeoutSeconds: Int64 = 30
     /// The longest a caller may ask a command for an offline device to be queued.

@@ -38,6 +38,8 @@ struct CloudHarness: Sendable {
         gateway.mqttPort = 0
         gateway.keepAliveRange = 1...1200
         gateway.answerTimeoutSeconds = 3
+        // The whole suite runs at once on two cores: admission may wait on a starved database.
+        gateway.connectTimeout = .seconds(60)
         return gateway
     }
 

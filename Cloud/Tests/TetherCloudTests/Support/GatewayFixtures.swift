@@ -63,7 +63,7 @@ enum GatewayFixtures {
     }
 
     /// The next downlink of `device`, or a failure after `timeout`.
-    static func nextDownlink(_ downlinks: AsyncStream<AlinkDownlink>, timeout: Duration = .seconds(5)) async throws -> AlinkDownlink {
+    static func nextDownlink(_ downlinks: AsyncStream<AlinkDownlink>, timeout: Duration = .seconds(15)) async throws -> AlinkDownlink {
         try await withThrowingTaskGroup(of: AlinkDownlink?.self) { group in
             group.addTask {
                 for await downlink in downlinks { return downlink }
@@ -80,7 +80,7 @@ enum GatewayFixtures {
     }
 
     /// Polls the ledger until command `id` is in `state`.
-    static func waitForCommand(_ cloud: CloudHarness, _ id: Int64, state: CommandState, timeout: Duration = .seconds(5)) async throws -> CommandRecord {
+    static func waitForCommand(_ cloud: CloudHarness, _ id: Int64, state: CommandState, timeout: Duration = .seconds(15)) async throws -> CommandRecord {
         let deadline = ContinuousClock.now + timeout
         let ledger = CommandLedger(database: cloud.database)
         while true {
@@ -93,7 +93,7 @@ enum GatewayFixtures {
     }
 
     /// Polls until `condition` holds.
-    static func waitUntil(timeout: Duration = .seconds(5), _ what: String, _ condition: () async throws -> Bool) async throws {
+    static func waitUntil(timeout: Duration = .seconds(15), _ what: String, _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
         while try await !condition() {
             guard ContinuousClock.now < deadline else { throw TestFailure("timed out waiting until \(what)") }
@@ -123,7 +123,7 @@ final class M2MTestClient: Sendable {
     fileprivate func append(_ frame: M2MFrame) { received.withLock { $0.append(frame) } }
 
     /// The first frame received (and not taken yet) that `extract` takes, waiting up to `timeout`.
-    func next<Value: Sendable>(_ description: String, timeout: Duration = .seconds(5), _ extract: @Sendable (M2MFrame) -> Value?) async throws -> Value {
+    func next<Value: Sendable>(_ description: String, timeout: Duration = .seconds(15), _ extract: @Sendable (M2MFrame) -> Value?) async throws -> Value {
         let deadline = ContinuousClock.now + timeout
         while true {
             let found = received.withLock { frames -> Value? in
@@ -143,14 +143,14 @@ final class M2MTestClient: Sendable {
         }
     }
 
-    func onlineStatus(online: Bool? = nil, timeout: Duration = .seconds(5)) async throws -> M2MOnlineStatus {
+    func onlineStatus(online: Bool? = nil, timeout: Duration = .seconds(15)) async throws -> M2MOnlineStatus {
         try await next("s2c_online_status online=\(online.map(String.init) ?? "any")", timeout: timeout) { frame in
             if case .onlineStatus(let status) = frame, online == nil || status.online == online { status } else { nil }
         }
     }
 
     /// A notification answering `req_sn` `answering` (any number for `.any`, none for `.report`).
-    func notification(_ kind: NotificationKind = .any, timeout: Duration = .seconds(5), where matches: @escaping @Sendable (M2MNotification) -> Bool = { _ in true }) async throws -> M2MNotification {
+    func notification(_ kind: NotificationKind = .any, timeout: Duration = .seconds(15), where matches: @escaping @Sendable (M2MNotification) -> Bool = { _ in true }) async throws -> M2MNotification {
         try await next("s2c_noti \(kind)", timeout: timeout) { frame in
             guard case .notification(let notification) = frame, matches(notification) else { return nil }
             switch kind {
@@ -176,7 +176,7 @@ final class M2MTestClient: Sendable {
     }
 
     /// An `s2c_invalid_msg`, answering `req_sn` `answering` when given.
-    func invalid(answering: Int64? = nil, code: Int? = nil, timeout: Duration = .seconds(5)) async throws -> M2MInvalid {
+    func invalid(answering: Int64? = nil, code: Int? = nil, timeout: Duration = .seconds(15)) async throws -> M2MInvalid {
         try await next("s2c_invalid_msg", timeout: timeout) { frame in
             guard case .invalid(let invalid) = frame else { return nil }
             if let answering, invalid.sequence != .number(answering) { return nil }
@@ -222,7 +222,7 @@ final class M2MTestClient: Sendable {
     func pending(_ command: String) -> [M2MFrame] { received.withLock { $0.filter { $0.command == command } } }
 
     /// Waits until the server closes the connection; a failure after `timeout`.
-    func waitUntilClosed(timeout: Duration = .seconds(5)) async throws {
+    func waitUntilClosed(timeout: Duration = .seconds(15)) async throws {
         try await GatewayFixtures.waitUntil(timeout: timeout, "the server closes the WebSocket") { ended.withLock { $0 } }
     }
 
