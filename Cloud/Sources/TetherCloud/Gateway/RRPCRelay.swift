@@ -33,12 +33,14 @@ final class RRPCRelay: Sendable {
     func send(_ request: RRPCRequestEvent) async throws {
         guard let device = try await catalogue.device(request.did), broker.isConnected(clientID: device.clientID) else { return }
         let identity = try AlinkDeviceIdentity(productKey: device.productKey, deviceName: device.deviceName)
-        let topic: String
+        var destination = AlinkDeviceTopic(device: identity, topic: .rrpcRequest(request.messageID))
         if let custom = request.topic {
-            topic = "/ext/rrpc/\(request.messageID)\(custom)"
-        } else {
-            topic = AlinkDeviceTopic(device: identity, topic: .rrpcRequest(request.messageID)).name
+            // Custom RRPC: the device's own topic (checked by the caller's node), behind `/ext/rrpc/{id}`.
+            guard let parsed = AlinkDeviceTopic(parsing: custom), parsed.device == identity else { return }
+            destination = parsed
+            destination.rrpcMessageID = request.messageID
         }
+        let topic = destination.name
         let now = Clock.unixMilliseconds()
         outstanding.withLock { calls in
             calls = calls.filter { $0.value.deadlineMs > now }
