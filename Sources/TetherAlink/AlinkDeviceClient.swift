@@ -2,6 +2,7 @@ public import Logging
 public import NIOCore
 public import TetherCore
 public import TetherMQTT
+import Synchronization
 
 /// A request from the cloud to a device: a property set or get, a service call, raw bytes, or
 /// an RRPC (system, or custom on a user topic).
@@ -36,6 +37,10 @@ public final class AlinkDeviceClient: Sendable {
     private let downlinkBroadcast = Broadcast<AlinkDownlink>(bufferSize: 1024)
 
     private let waiters = AlinkReplyWaiters()
+    /// Shadow requests carry no id: the cloud answers them in order, so the oldest waiter takes
+    /// the next reply. A waiter that timed out stays in line, so a late reply cannot be taken
+    /// for the answer to a later request.
+    private let shadowWaiters = Mutex<[AsyncPromise<ShadowReply, TetherError>]>([])
 
     private init(configuration: AlinkDeviceConfiguration, mqtt: MQTTClient, logger: Logger) {
         self.configuration = configuration
@@ -56,6 +61,7 @@ public final class AlinkDeviceClient: Sendable {
         let filters = [
             "\(base)/thing/service/+", "\(base)/thing/service/property/+", "\(base)/thing/event/+/post_reply",
             "\(base)/thing/model/down_raw", "\(base)/thing/model/up_raw_reply", "\(base)/rrpc/request/+",
+            AlinkDeviceTopic(device: device, topic: .shadowGet).name,
         ].map { MQTTTopicSubscription(filter: $0, qos: .atLeastOnce) }
         var logger = logger
         logger[metadataKey: "alink.device"] = "\(device)"
@@ -80,7 +86,13 @@ public final class AlinkDeviceClient: Sendable {
             }
             defer { group.cancelAll() }
             let result = try await body(self)
-            waiters.failAll(TetherError(.cancelled, "the device client is closing"))
+            let closing = TetherError(.cancelled, "the device client is closing")
+            waiters.failAll(closing)
+            let shadowWaiting = shadowWaiters.withLock { waiters in
+                defer { waiters = [] }
+                return waiters
+            }
+            for waiter in shadowWaiting { waiter.resolve(.failure(closing)) }
             return result
         }
     }
@@ -102,6 +114,21 @@ public final class AlinkDeviceClient: Sendable {
     /// Sends raw bytes up (`thing/model/up_raw`), for products whose data is not JSON.
     public func postRaw(_ bytes: [UInt8]) async throws(TetherError) {
         try await publish(.upRaw, payload: ByteBuffer(bytes: bytes), qos: .atLeastOnce)
+    }
+
+    /// Sends a shadow request (`/shadow/update/{pk}/{dn}`) and returns the cloud's answer: the
+    /// shadow for ``ShadowRequest/get``, the new version for an update or delete, or the
+    /// refusal (409 when `version` is not greater than the shadow's). Shadows pushed by the
+    /// cloud when an app changes what it desires come through ``downlinks()`` (topic
+    /// `.shadowGet`; read them with ``ShadowReply/init(parsing:maximumSize:)``).
+    public func shadow(_ request: ShadowRequest) async throws(TetherError) -> ShadowReply {
+        let answer = AsyncPromise<ShadowReply, TetherError>()
+        shadowWaiters.withLock { $0.append(answer) }
+        try await publish(.shadowUpdate, payload: ByteBuffer(bytes: request.bytes), qos: .atLeastOnce)
+        let timeout = configuration.replyTimeout
+        return try await answer.result(within: timeout) {
+            .failure(TetherError(.timeout, "no answer to the shadow request within \(timeout)"))
+        }.get()
     }
 
     /// Answers a downlink: on the request's `_reply` topic, or on the RRPC response topic.
@@ -165,6 +192,20 @@ public final class AlinkDeviceClient: Sendable {
                 logger.warning("unreadable request from the cloud", metadata: ["mqtt.topic": "\(message.topic)", "error": "\(error)"])
             }
         case .downRaw, .rrpcRequest, .upRawReply:
+            downlinkBroadcast.yield(AlinkDownlink(topic: topic, request: nil, payload: message.payload))
+        case .shadowGet:
+            let reply: ShadowReply
+            do {
+                reply = try ShadowReply(parsing: bytes)
+            } catch {
+                logger.warning("unreadable shadow message from the cloud", metadata: ["error": "\(error)"])
+                return
+            }
+            guard case .control = reply else {
+                let waiter = shadowWaiters.withLock { waiters in waiters.isEmpty ? nil : waiters.removeFirst() }
+                waiter?.resolve(.success(reply))
+                return
+            }
             downlinkBroadcast.yield(AlinkDownlink(topic: topic, request: nil, payload: message.payload))
         case .user where topic.rrpcMessageID != nil:
             // Custom RRPC on a user topic the caller subscribed (`/ext/rrpc/+/{pk}/{dn}/user/…`).

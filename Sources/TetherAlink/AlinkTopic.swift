@@ -16,6 +16,9 @@ public enum AlinkTopic: Hashable, Sendable {
     case rrpcRequest(String), rrpcResponse(String)
     /// `/{pk}/{dn}/user/{rest}`: the device's own custom topics.
     case user(String)
+    /// `/shadow/update/{pk}/{dn}` (up: the device's shadow requests) and `/shadow/get/{pk}/{dn}`
+    /// (down: the cloud's replies and pushes).
+    case shadowUpdate, shadowGet
     /// Any other `/sys/{pk}/{dn}/{rest}` topic (OTA, tags, gateway topics, …).
     case system(String)
 
@@ -39,6 +42,8 @@ public enum AlinkTopic: Hashable, Sendable {
         case .rrpcRequest(let id): return "rrpc/request/\(id)"
         case .rrpcResponse(let id): return "rrpc/response/\(id)"
         case .user(let rest): return "user/\(rest)"
+        case .shadowUpdate: return "update"
+        case .shadowGet: return "get"
         case .system(let rest): return rest
         }
     }
@@ -126,9 +131,12 @@ public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
     /// The MQTT topic name.
     public var name: String {
         let base: String
-        if case .user = topic {
+        switch topic {
+        case .user:
             base = "/\(device.productKey)/\(device.deviceName)/\(topic.path)"
-        } else {
+        case .shadowUpdate, .shadowGet:
+            base = "/shadow/\(topic.path)/\(device.productKey)/\(device.deviceName)"
+        default:
             base = "/sys/\(device.productKey)/\(device.deviceName)/\(topic.path)"
         }
         guard let rrpcMessageID else { return base }
@@ -137,8 +145,9 @@ public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { name }
 
-    /// Reads `/sys/{pk}/{dn}/…`, `/{pk}/{dn}/user/…` and either behind `/ext/rrpc/{id}`; nil
-    /// for anything else, including names that are not valid product keys or device names.
+    /// Reads `/sys/{pk}/{dn}/…`, `/{pk}/{dn}/user/…` and either behind `/ext/rrpc/{id}`, and
+    /// `/shadow/update|get/{pk}/{dn}`; nil for anything else, including names that are not valid
+    /// product keys or device names.
     public init?(parsing name: String) {
         var rest = Substring(name)
         var rrpc: String?
@@ -150,6 +159,13 @@ public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
         }
         let levels = rest.split(separator: "/", maxSplits: 4, omittingEmptySubsequences: false)
         guard levels.count >= 4, levels[0].isEmpty else { return nil }
+        if levels[1] == "shadow", levels.count == 5, rrpc == nil {
+            guard levels[2] == "update" || levels[2] == "get",
+                let device = try? AlinkDeviceIdentity(productKey: String(levels[3]), deviceName: String(levels[4]))
+            else { return nil }
+            self.init(device: device, topic: levels[2] == "update" ? .shadowUpdate : .shadowGet)
+            return
+        }
         if levels[1] == "sys", levels.count == 5 {
             guard let device = try? AlinkDeviceIdentity(productKey: String(levels[2]), deviceName: String(levels[3])) else { return nil }
             self.init(device: device, topic: AlinkTopic(systemPath: levels[4]), rrpcMessageID: rrpc)

@@ -227,6 +227,24 @@ public struct TetherCloudAPI: Sendable {
         return try decodeBody("the RRPC answer", answer, as: RRPCAnswerBody.init(json:))
     }
 
+    /// The device's shadow (Tether extension `GET /app/devices/{did}/shadow`): what it last
+    /// reported, what apps desire, and the version a write must exceed.
+    public func shadow(_ session: CloudSession, did: String) async throws(TetherError) -> DeviceShadow {
+        try decodeBody("the shadow", try await call(.GET, "/app/devices/\(did)/shadow", session: session), as: DeviceShadowBody.init(json:)).shadow
+    }
+
+    /// Writes what the device should be (Tether extension `PUT /app/devices/{did}/shadow`):
+    /// keys set, keys removed with `.null`, or the section emptied (``ShadowUpdate/Change/cleared``).
+    /// The cloud pushes the shadow to the device if it is connected.
+    ///
+    /// - Throws: `TetherError.Code.cloudRefused` with 9101 when `version` is not greater than
+    ///   the shadow's (read it again and retry), 9017 when the user is not bound to the device.
+    public func updateShadow(_ session: CloudSession, did: String, desired: ShadowUpdate.Change, version: Int64) async throws(TetherError) -> DeviceShadow {
+        let body = ShadowDesiredBody(desired: desired, version: version)
+        let answer = try await call(.PUT, "/app/devices/\(did)/shadow", body: body.json, session: session)
+        return try decodeBody("the shadow", answer, as: DeviceShadowBody.init(json:)).shadow
+    }
+
     /// A command of the ledger (Tether extension).
     public func command(_ session: CloudSession, id: Int64) async throws(TetherError) -> CloudCommand {
         try CloudCommand(json: try await call(.GET, "/app/commands/\(id)", session: session))

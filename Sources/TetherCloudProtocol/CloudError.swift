@@ -54,6 +54,9 @@ extension CloudError {
     public static let onlyOwnerCanBind = CloudError(code: 9092, message: "only owner can bind")
     /// Tether: the device took the request but did not answer it in time (an RRPC call).
     public static let deviceTimeout = CloudError(code: 9100, httpStatus: 504, message: "device did not answer in time")
+    /// Tether: a shadow write named a version not greater than the shadow's (Aliyun's shadow
+    /// error 409): read the shadow again and write with a greater version.
+    public static let shadowVersionConflict = CloudError(code: 9101, httpStatus: 409, message: "shadow version conflict")
     /// Tether: no such route, command or session.
     public static let notFound = CloudError(code: 9999, httpStatus: 404, message: "not found")
     /// Tether: the HTTP method is not served at this path.
@@ -65,6 +68,7 @@ extension CloudError {
         .serverError, .codeExpired, .codeInvalid, .deviceNotFound, .formInvalid, .didPasscodeInvalid, .deviceNotBound,
         .phoneUnavailable, .usernameUnavailable, .usernamePasswordError, .sendCommandFailed, .emailUnavailable,
         .deviceDisabled, .attrInvalid, .userInvalid, .sendSMSFailed, .applicationAuthInvalid, .requestThrottled,
-        .deviceOffline, .timestampInvalid, .signatureInvalid, .emailNotActivated, .onlyOwnerCanBind, .deviceTimeout, .notFound,
+        .deviceOffline, .timestampInvalid, .signatureInvalid, .emailNotActivated, .onlyOwnerCanBind, .deviceTimeout, .shadowVersionConflict,
+        .notFound,
     ]
 }

@@ -285,3 +285,71 @@ def test_linkkit_registers_without_whitelist_and_reconnects_with_its_token():
         finally:
             process.terminate()
             assert process.wait(timeout=10) == 0
+
+
+def test_linkkit_keeps_a_device_shadow(cloud):
+    """The device shadow with the real SDK: thing_get_shadow on an empty shadow (407),
+    thing_update_shadow (reported), the app's desired state written with the CLI and pushed to
+    the SDK's on_thing_shadow_get as a control message, the device applying it and emptying
+    desired, and the version rule refusing a stale write on both sides."""
+    app, identity, _, _ = bound_lamp(cloud, "linkkit-shadow", "shadow01", "shadowuser")
+    did, pk, dn = identity["did"], identity["productKey"], identity["deviceName"]
+    device = Device(cloud, identity)
+    messages, arrived = [], threading.Condition()
+
+    def on_shadow(payload, userdata):
+        with arrived:
+            messages.append(payload)
+            arrived.notify_all()
+
+    def next_shadow(predicate=lambda message: True, timeout=10):
+        with arrived:
+            assert arrived.wait_for(lambda: any(predicate(m) for m in messages), timeout), f"linkkit: no such shadow message in {messages}"
+            found = next(m for m in messages if predicate(m))
+            messages.remove(found)
+            return found
+
+    device.lk.on_thing_shadow_get = on_shadow
+    home = os.path.join(cloud.directory, "cli-shadow")
+    tether = lambda *arguments: subprocess.run(  # noqa: E731
+        [os.path.join(BIN, "tether"), *arguments], capture_output=True, text=True, timeout=60, env={**os.environ, "TETHER_HOME": home})
+    try:
+        device.lk.connect_async()
+        device.wait("connected")
+        assert device.lk.thing_get_shadow()[0] == 0
+        assert next_shadow()["payload"]["content"]["errorcode"] == "407"
+        assert device.lk.thing_update_shadow({"color": "red", "size": 2}, 1)[0] == 0
+        assert next_shadow()["payload"] == {"status": "success", "version": 1}
+
+        login = tether("login", "--cloud", cloud.base_url, "--app-id", app["appId"], "--discover", "none", "--username", "shadowuser", "--password", "Passw0rd!")
+        assert login.returncode == 0, login.stderr
+        shown = tether("shadow", did, "--json")
+        assert shown.returncode == 0, shown.stderr
+        shadow = json.loads(shown.stdout)
+        assert shadow["state"] == {"reported": {"color": "red", "size": 2}} and shadow["version"] == 1
+
+        written = tether("shadow", did, "--desired", '{"color": "blue"}', "--version", "2", "--json")
+        assert written.returncode == 0, written.stderr
+        control = next_shadow(lambda m: m.get("method") == "control")
+        assert control["payload"]["state"]["desired"] == {"color": "blue"} and control["version"] == 2
+        assert device.lk.local_get_latest_shadow().get_version() == 2
+
+        # The device applies it: reports blue (version 3), then empties desired (version 4).
+        assert device.lk.thing_update_shadow({"color": "blue"}, 3)[0] == 0
+        assert next_shadow()["payload"] == {"status": "success", "version": 3}
+        clear = {"method": "update", "state": {"desired": "null"}, "version": 4}
+        assert device.lk.publish_topic(f"/shadow/update/{pk}/{dn}", json.dumps(clear), 1)[0] == 0
+        assert next_shadow()["payload"] == {"status": "success", "version": 4}
+        shadow = json.loads(tether("shadow", did, "--json").stdout)
+        assert shadow["state"] == {"reported": {"color": "blue", "size": 2}} and shadow["version"] == 4
+
+        # Stale writes lose on both sides.
+        assert device.lk.thing_update_shadow({"color": "green"}, 4)[0] == 0
+        assert next_shadow()["payload"]["content"]["errorcode"] == "409"
+        stale = tether("shadow", did, "--desired", '{"color": "green"}', "--version", "3")
+        assert stale.returncode != 0 and "9101" in stale.stderr, stale.stderr
+        printed = tether("shadow", did)
+        assert printed.returncode == 0 and "version 4" in printed.stdout and "color = \"blue\"" in printed.stdout, printed.stdout
+    finally:
+        device.lk.destruct()
+    assert cloud.process.poll() is None, "the cloud died during the test"

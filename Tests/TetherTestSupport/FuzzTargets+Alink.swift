@@ -18,6 +18,16 @@ extension FuzzTargets {
         if let reply = try? AlinkReply(parsing: bytes) {
             guard let again = try? AlinkReply(parsing: reply.bytes), again == reply else { return "an Alink reply changed on a round trip" }
         }
+        if let request = try? ShadowRequest(parsing: bytes) {
+            guard let again = try? ShadowRequest(parsing: request.bytes), again == request else { return "a shadow request changed on a round trip" }
+            if case .update(let update) = request { _ = try? DeviceShadow(reported: ["a": 1], version: 3).applying(update, by: .device, atSeconds: 1) }
+        }
+        if let reply = try? ShadowReply(parsing: bytes) {
+            var now: Int64 = 0
+            if case .document(let shadow) = reply { now = shadow.timestamp }
+            if case .control(let shadow) = reply { now = shadow.timestamp }
+            guard let again = try? ShadowReply(parsing: reply.bytes(atSeconds: now)), again == reply else { return "a shadow reply changed on a round trip" }
+        }
         for type in [AlinkRegistrationType.register, .regnwl] { _ = try? AlinkDynamicRegistration.answer(ByteBuffer(bytes: bytes), type: type) }
         let text = String(decoding: bytes, as: UTF8.self)
         if let topic = AlinkDeviceTopic(parsing: text) {
@@ -43,6 +53,11 @@ extension FuzzTargets {
         "/a1PK000001/dev01/user/update",
         "/ext/rrpc/1795318066000123/a1PK000001/dev01/user/get",
         "/sys/a1PK000001/dev01/rrpc/response/1795318066000123",
+        "/shadow/update/a1PK000001/dev01",
+        #"{"method":"update","state":{"reported":{"color":"red","old":"null"},"desired":"null"},"version":4}"#,
+        #"{"method":"delete","state":{"reported":{"color":"null"}},"version":5}"#,
+        #"{"method":"control","payload":{"status":"success","state":{"reported":{"a":1},"desired":{"a":2}},"metadata":{"reported":{"a":{"timestamp":9}}}},"version":7,"timestamp":9}"#,
+        #"{"method":"reply","payload":{"status":"error","content":{"errorcode":"409","errormessage":"conflict"}},"timestamp":1}"#,
         "aGVsbG8gZGV2aWNl",
         "a1PK000001&dev01|securemode=3,signmethod=hmacsha1,ext=1,_ss=1,lan=Python,_v=1.2.13,timestamp=1795318066|",
     ].map { Array($0.utf8) }

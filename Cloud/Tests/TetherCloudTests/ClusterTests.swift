@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import NIOCore
 import Testing
 import TetherAlink
 import TetherCloudProtocol
@@ -9,7 +10,7 @@ import TetherCore
 /// Two cloud nodes sharing one PostgreSQL database, joined by LISTEN/NOTIFY only.
 @Suite("Several cloud nodes", .timeLimit(.minutes(1)))
 struct ClusterTests {
-    @Test("a device on node A, an app on node B: B's writes and RRPC calls reach the device, A's reports, answers and presence reach the app")
+    @Test("a device on node A, an app on node B: B's writes, RRPC calls and shadow reach the device, A's reports, answers and presence reach the app")
     func twoNodes() async throws {
         try await TestEngine.postgres.withFreshDatabase { url in
             let databaseA = try await url.open(logger: TestEngine.logger)
@@ -56,6 +57,18 @@ struct ClusterTests {
                             defer { responder.cancel() }
                             let rrpc = try await nodeB.call(.post, "/app/devices/\(device.did)/rrpc", token: user.token, json: RRPCCallBody(payload: [1, 2, 3]).json)
                             #expect(try RRPCAnswerBody(json: try #require(rrpc.json)).payload == [3, 2, 1], "\(rrpc.text)")
+
+                            // The shadow desired on node B is pushed to the device on node A.
+                            let pushes = client.downlinks()
+                            let desired = ShadowDesiredBody(desired: .merged(["mode": "eco"]), version: 1)
+                            let written = try await nodeB.call(.put, "/app/devices/\(device.did)/shadow", token: user.token, json: desired.json)
+                            #expect(written.status == .ok, "\(written.text)")
+                            let push = try await GatewayFixtures.nextDownlink(pushes)
+                            guard case .control(let shadow) = try ShadowReply(parsing: push.payload.readableBytesView) else {
+                                Issue.record("no shadow control message on node A")
+                                return
+                            }
+                            #expect(shadow.desired == ["mode": "eco"] && shadow.version == 1)
                         }
                         _ = try await app.onlineStatus(online: false)
                     }

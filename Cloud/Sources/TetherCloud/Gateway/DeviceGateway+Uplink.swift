@@ -135,6 +135,8 @@ extension DeviceGateway {
                 var destination = topic
                 destination.topic = .system(path + "_reply")
                 broker.send(MQTTMessage(topic: destination.name, payload: ByteBuffer(bytes: reply.bytes), qos: .atLeastOnce), toClientID: principal.clientID)
+            case .shadowUpdate:
+                await shadows.handle(bytes, did: did, device: topic.device, clientID: principal.clientID)
             case .upRaw:
                 let now = Clock.unixMilliseconds()
                 let hex = Array(bytes).tetherHex

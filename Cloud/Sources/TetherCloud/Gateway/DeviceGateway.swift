@@ -25,6 +25,7 @@ public final class DeviceGateway: Service, Sendable {
     let delivery: CommandDelivery
     let rrpc: RRPCRelay
     let accountLink: DeviceAccountLink
+    let shadows: DeviceShadowLink
     let presence: DevicePresence
     let registration: DeviceSelfRegistration
     let housekeeping: NodeHousekeeping
@@ -70,6 +71,7 @@ public final class DeviceGateway: Service, Sendable {
         // Binding by the device uses no endpoint: the M2M endpoint only goes into device lists.
         accountLink = DeviceAccountLink(
             tokens: IoTTokens(database: database), bindings: BindingService(database: database, endpoint: M2MEndpoint(), bus: bus), logger: logger)
+        shadows = DeviceShadowLink(broker: broker, catalogue: catalogue, documents: ShadowDocuments(database: database), logger: logger)
         presence = DevicePresence(
             nodeID: configuration.nodeID, broker: broker, database: database, history: history, catalogue: catalogue,
             delivery: delivery, bus: bus, logger: logger
@@ -106,7 +108,9 @@ public final class DeviceGateway: Service, Sendable {
             // without a reply.
             Self.refuseBusy(message, publisher: publisher, broker: broker)
         }
-        let observations = [try broker.observe("/sys/#", enqueue), try broker.observe("/ext/rrpc/#", enqueue)]
+        let observations = [
+            try broker.observe("/sys/#", enqueue), try broker.observe("/ext/rrpc/#", enqueue), try broker.observe("/shadow/update/#", enqueue),
+        ]
         defer { for observation in observations { observation.cancel() } }
         let events = bus.events()
         try await delivery.resumeUnsent()
@@ -169,6 +173,8 @@ public final class DeviceGateway: Service, Sendable {
                     if let command = try await ledger.find(commandID) { try await delivery.send(command) }
                 case .rrpcRequest(let request):
                     try await rrpc.send(request)
+                case .shadowDesired(let did, _):
+                    try await shadows.pushDesired(did: did)
                 case .presence(let did, true, let node?, let atMs) where node != nodeID:
                     try await presence.connectedElsewhere(did: did, atMs: atMs)
                 default:

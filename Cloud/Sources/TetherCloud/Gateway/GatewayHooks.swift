@@ -16,7 +16,7 @@ struct GatewayHooks: MQTTBrokerHooks {
 
     func authorizePublish(_ principal: MQTTPrincipal, topic: String) -> Bool {
         guard principal.attributes[Attribute.registration] == nil, let device = Self.device(principal) else { return false }
-        guard let parsed = AlinkDeviceTopic(parsing: topic) else { return false }
+        guard let parsed = AlinkDeviceTopic(parsing: topic), parsed.topic != .shadowGet else { return false }
         return parsed.device == device
     }
 
@@ -28,7 +28,7 @@ struct GatewayHooks: MQTTBrokerHooks {
             "/ext/rrpc/+/sys/\(device.productKey)/\(device.deviceName)/",
             "/ext/rrpc/+/\(device.productKey)/\(device.deviceName)/user/",
         ]
-        return own.contains { filter.hasPrefix($0) && filter.count > $0.count }
+        return own.contains { filter.hasPrefix($0) && filter.count > $0.count } || filter == "/shadow/get/\(device.productKey)/\(device.deviceName)"
     }
 
     /// Custom RRPC requests reach a device only from the cloud (addressed, not routed): what a

@@ -23,6 +23,9 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     /// The device answered an RRPC call (`payloadHex`), or it could not be sent to it (nil), for
     /// the node whose caller waits.
     case rrpcAnswer(messageID: String, did: String, payloadHex: String?)
+    /// An app changed what it desires of a device's shadow (now at `version`), for the node
+    /// that holds the device's connection to push it.
+    case shadowDesired(did: String, version: Int64)
     /// A user's sessions changed (logout, refresh, password change, revoked session, account
     /// disabled): live sessions of that user check their token again.
     case credentialsChanged(uid: String)
@@ -31,7 +34,7 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     public var did: String {
         switch self {
         case .status(let did, _, _), .event(let did, _, _, _, _), .raw(let did, _, _), .presence(let did, _, _, _),
-            .deliver(_, let did), .binding(_, let did, _), .rrpcAnswer(_, let did, _):
+            .deliver(_, let did), .binding(_, let did, _), .rrpcAnswer(_, let did, _), .shadowDesired(let did, _):
             return did
         case .rrpcRequest(let request):
             return request.did

@@ -59,7 +59,7 @@ final class RealtimeHub: Sendable {
                 for session in targets where session.uid == uid {
                     checks.addTask { await session.revalidate() }
                 }
-            case .deliver, .rrpcRequest, .rrpcAnswer:
+            case .deliver, .rrpcRequest, .rrpcAnswer, .shadowDesired:
                 break
             }
             if let frame {

@@ -89,6 +89,7 @@ public struct CloudNode: Sendable {
             sources: sources
         ).register(on: documented)
         ControlRoutes(accounts: accounts, control: control, rrpc: rrpc, history: history).register(on: documented)
+        ShadowRoutes(accounts: accounts, shadows: ShadowService(database: database, bus: bus)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
         var services: [any Service] = [bus, HubService(hub: hub), rrpc]
         if let gateway { services.append(gateway) }

@@ -15,6 +15,7 @@ public enum Migrations {
         Migration(version: 3, name: "rate limits, signed registration, account locks, sessions", statements: Schema.version3),
         Migration(version: 4, name: "IoT tokens for account/bind", statements: Schema.version4),
         Migration(version: 5, name: "whitelist-free registration and device tokens", statements: Schema.version5),
+        Migration(version: 6, name: "device shadows", statements: Schema.version6),
     ]
 
     /// The newest schema version this build knows.

@@ -1,0 +1,36 @@
+import TetherAlink
+import TetherCore
+
+/// The `device_shadows` table: each device's shadow as one JSON document with its version.
+struct ShadowStore: Sendable {
+    let executor: any SQLExecutor
+
+    init(_ executor: any SQLExecutor) { self.executor = executor }
+
+    /// The stored shadow; nil when the device never had one.
+    func load(did: String) async throws(StorageError) -> DeviceShadow? {
+        guard let row = try await executor.first("SELECT document FROM device_shadows WHERE did = $1", .text(did)) else { return nil }
+        let text = try row.text("document")
+        guard let json = try? JSONValue.parse(text), let shadow = DeviceShadow(json: json) else {
+            throw StorageError(.unexpectedValue, "the shadow of \(did) is not readable")
+        }
+        return shadow
+    }
+
+    /// Stores `shadow` in place of the one read: `previous` is the version read (nil: there
+    /// was none). False when another writer stored first; nothing is written then.
+    func replace(did: String, with shadow: DeviceShadow, previous: Int64?, nowMs: Int64) async throws(StorageError) -> Bool {
+        let document = SQLValue.text(shadow.json.serialized())
+        let rows: [SQLRow]
+        if let previous {
+            rows = try await executor.query(
+                "UPDATE device_shadows SET version = $2, document = $3, updated_ms = $4 WHERE did = $1 AND version = $5 RETURNING did",
+                .text(did), .int(shadow.version), document, .int(nowMs), .int(previous))
+        } else {
+            rows = try await executor.query(
+                "INSERT INTO device_shadows (did, version, document, updated_ms) VALUES ($1, $2, $3, $4) ON CONFLICT (did) DO NOTHING RETURNING did",
+                .text(did), .int(shadow.version), document, .int(nowMs))
+        }
+        return !rows.isEmpty
+    }
+}
