@@ -15,12 +15,16 @@ public enum JSONValue: Hashable, Sendable {
     case array([JSONValue])
     case object(JSONObject)
 
-    /// Parses a UTF-8 JSON document.
+    /// Parses a UTF-8 JSON document (RFC 8259, strictly; objects keep their document order).
     public static func parse(_ bytes: some Collection<UInt8>) throws(TetherError) -> JSONValue {
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
-        } catch {
-            throw TetherError(.invalidArgument, "not a valid JSON document: \(Self.describe(error))")
+        let parsed: Result<JSONValue, JSONParser.Failure> =
+            bytes.withContiguousStorageIfAvailable { buffer in Result { () throws(JSONParser.Failure) in try JSONParser.parse(buffer) } }
+            ?? Array(bytes).withUnsafeBufferPointer { buffer in Result { () throws(JSONParser.Failure) in try JSONParser.parse(buffer) } }
+        switch parsed {
+        case .success(let value):
+            return value
+        case .failure(let failure):
+            throw TetherError(.invalidArgument, "not a valid JSON document: \(failure.message) at byte \(failure.offset)")
         }
     }
 
@@ -28,13 +32,6 @@ public enum JSONValue: Hashable, Sendable {
     /// not valid JSON.
     public static func parse(_ text: String) throws(TetherError) -> JSONValue {
         try parse(Array(text.utf8))
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error {
-            return context.debugDescription
-        }
-        return "\(error)"
     }
 
     /// The member `key` of an object; nil when it is missing or when the value is not an object.

@@ -153,7 +153,7 @@ struct RRPCTests {
             try await GatewayFixtures.withDevice(cloud, device) { _ in
                 try await GatewayFixtures.withDevice(cloud, other) { impostor in
                     let pending = Task { try await Self.call(cloud, device.did, token: owner.token, RRPCCallBody(payload: [1], timeoutMs: 1_500)) }
-                    try await Task.sleep(for: .milliseconds(300))
+                    try await GatewayFixtures.waitUntil("the call reached the device's node") { cloud.node.gateway?.rrpc.outstandingMessageIDs.isEmpty == false }
                     let outstanding = try #require(cloud.node.gateway?.rrpc.outstandingMessageIDs.first)
                     let identity = try AlinkDeviceIdentity(productKey: other.productKey, deviceName: other.deviceName)
                     try await impostor.mqtt.publish(
