@@ -39,7 +39,7 @@ public struct AlinkRequest: Hashable, Sendable {
     }
 
     /// The envelope serialized as UTF-8 JSON, as it is published.
-    public var bytes: [UInt8] { Array(json.serialized().utf8) }
+    public var bytes: [UInt8] { json.serializedBytes() }
 
     /// The reply to this request.
     public func reply(code: Int = AlinkReply.success, data: JSONValue = .object([:]), message: String = "success") -> AlinkReply {
@@ -106,7 +106,7 @@ public struct AlinkReply: Hashable, Sendable {
     }
 
     /// The envelope serialized as UTF-8 JSON, as it is published.
-    public var bytes: [UInt8] { Array(json.serialized().utf8) }
+    public var bytes: [UInt8] { json.serializedBytes() }
 }
 
 /// Limits on what Tether reads from Alink payloads.

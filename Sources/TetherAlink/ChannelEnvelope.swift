@@ -35,7 +35,7 @@ public struct ChannelRequest: Hashable, Sendable {
         return .object(object)
     }
 
-    public var bytes: [UInt8] { Array(json.serialized().utf8) }
+    public var bytes: [UInt8] { json.serializedBytes() }
 
     /// Reads an envelope (a responder's side, and tests); the same limits as every Alink payload.
     public init(parsing bytes: some Collection<UInt8>, maximumSize: Int = AlinkLimits.maximumPayloadSize) throws(TetherError) {

@@ -80,7 +80,7 @@ public enum ShadowRequest: Hashable, Sendable {
         }
     }
 
-    public var bytes: [UInt8] { Array(json.serialized().utf8) }
+    public var bytes: [UInt8] { json.serializedBytes() }
 }
 
 /// What the cloud sends on `/shadow/get/{pk}/{dn}`: the answer to a device's request
@@ -116,7 +116,7 @@ public enum ShadowReply: Hashable, Sendable {
         }
     }
 
-    public func bytes(atSeconds now: Int64) -> [UInt8] { Array(json(atSeconds: now).serialized().utf8) }
+    public func bytes(atSeconds now: Int64) -> [UInt8] { json(atSeconds: now).serializedBytes() }
 
     /// Reads a message of the cloud's (the device's side); throws `malformedPayload` for anything
     /// that is not one.
