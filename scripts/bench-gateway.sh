@@ -2,8 +2,9 @@
 # The cloud's real-time side on this machine (release builds; the server and the load generator
 # are separate processes on loopback): an app's write round trip through the cloud (WebSocket
 # c2s_write → gateway → device → set_reply and report → s2c_noti with res_sn), property posts per
-# second stored and answered from many devices, and the server's resident memory per connected
-# idle device.
+# second stored and answered from many devices, the server's resident memory per connected
+# idle device, an app's RRPC round trip (REST → device → REST) and the IoT channel's invoke round
+# trip (TetherChannel.invoke of a property post → the gateway's _reply).
 #
 #   scripts/bench-gateway.sh [--posters N] [--duration S] [--idle N] [--round-trips N] [--database URL]
 #

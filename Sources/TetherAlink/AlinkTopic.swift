@@ -58,11 +58,21 @@ public enum AlinkTopic: Hashable, Sendable {
         case .service(let identifier): return .serviceReply(identifier)
         case .upRaw: return .upRawReply
         case .downRaw: return .downRawReply
+        // Other system requests (account/bind, deviceinfo/update, …) are answered on `…_reply`.
+        case .system(let path) where !path.hasSuffix("_reply"): return .system(path + "_reply")
         default: return nil
         }
     }
 
     init(systemPath path: Substring) {
+        // What devices send most, without splitting the path.
+        switch path {
+        case "thing/event/property/post": self = .propertyPost; return
+        case "thing/service/property/set_reply": self = .propertySetReply; return
+        case "thing/event/property/post_reply": self = .propertyPostReply; return
+        case "thing/service/property/set": self = .propertySet; return
+        default: break
+        }
         let levels = path.split(separator: "/", omittingEmptySubsequences: false)
         switch levels.count {
         case 3 where levels[0] == "rrpc" && levels[1] == "request" && !levels[2].isEmpty:

@@ -62,5 +62,8 @@ struct AlinkTopicTests {
         #expect(AlinkTopic.service("Reboot").reply == .serviceReply("Reboot"))
         #expect(AlinkTopic.eventPost("Alarm").reply == .eventPostReply("Alarm"))
         #expect(AlinkTopic.propertySetReply.reply == nil)
+        #expect(AlinkTopic.system("account/bind").reply == .system("account/bind_reply"))
+        #expect(AlinkTopic.system("account/bind_reply").reply == nil)
+        #expect(AlinkTopic.rrpcRequest("1").reply == nil && AlinkTopic.shadowUpdate.reply == nil)
     }
 }

@@ -26,22 +26,29 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Devices posting properties as fast as their replies come back.") var posters = 1000
     @Option(help: "Seconds of posting.") var duration: Double = 10
     @Option(help: "Idle devices for the memory measurement.") var idle = 10_000
+    @Option(help: "IoT channel invoke round trips (TetherChannel.invoke of a property post, answered by the gateway).") var invokes = 500
+    @Option(help: "RRPC round trips (POST /app/devices/{did}/rrpc, answered by a device).") var rrpcs = 300
     @Flag(help: "Print one JSON object.") var json = false
 
     func run() async throws {
         let document = try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: setup))))
         let devices = try (document["devices"]?.arrayValue ?? []).map { try BenchDevice($0) }
-        guard devices.count >= max(posters + 1, idle) else { throw ValidationError("setup made \(devices.count) devices; this run needs \(max(posters + 1, idle))") }
+        let needed = max(posters + 1, idle, 3)
+        guard devices.count >= needed else { throw ValidationError("setup made \(devices.count) devices; this run needs \(needed)") }
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         let appID = document["appId"]?.stringValue ?? ""
 
         let roundTrip = try await measureRoundTrips(appID: appID, device: devices[0], logger: logger)
+        let rrpc = try await measureRRPC(appID: appID, device: devices[1], logger: logger)
+        let invoke = try await measureInvokes(device: devices[2], logger: logger)
         let posting = try await measurePosts(Array(devices[1...posters]), logger: logger)
         let memory = try await measureMemory(Array(devices.prefix(idle)), logger: logger)
 
         let report: JSONValue = [
             "writeRoundTripMicroseconds": ["p50": .int(Int64(roundTrip.valueAtPercentile(50))), "p99": .int(Int64(roundTrip.valueAtPercentile(99))), "max": .int(Int64(roundTrip.max)), "count": .int(Int64(roundTrip.totalCount))],
+            "rrpcRoundTripMicroseconds": Self.summary(rrpc),
+            "invokeRoundTripMicroseconds": Self.summary(invoke),
             "posts": ["devices": .int(Int64(posters)), "seconds": .double(duration), "stored": .int(Int64(posting.stored)), "perSecond": .double(Double(posting.stored) / duration),
                       "errors": .int(Int64(posting.errors)), "replyP50Microseconds": .int(Int64(posting.latency.valueAtPercentile(50))), "replyP99Microseconds": .int(Int64(posting.latency.valueAtPercentile(99)))],
             "memory": ["devices": .int(Int64(memory.devices)), "serverRSSBeforeKiB": .int(memory.before), "serverRSSAfterKiB": .int(memory.after),
@@ -105,6 +112,62 @@ struct Run: AsyncParsableCommand {
             }
         }
         return histogram.withLock { $0 }
+    }
+
+    private static func summary(_ histogram: Histogram<UInt64>) -> JSONValue {
+        [
+            "p50": .int(Int64(histogram.valueAtPercentile(50))), "p99": .int(Int64(histogram.valueAtPercentile(99))), "max": .int(Int64(histogram.max)),
+            "count": .int(Int64(histogram.totalCount)),
+        ]
+    }
+
+    private static func microseconds(since start: ContinuousClock.Instant) -> UInt64 {
+        let elapsed = ContinuousClock.now - start
+        return UInt64(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)
+    }
+
+    // MARK: RRPC and channel round trips
+
+    /// An app's RRPC call through the REST API to a device that answers at once, one at a time.
+    private func measureRRPC(appID: String, device: BenchDevice, logger: Logger) async throws -> Histogram<UInt64> {
+        let session = try await registerAndBind(appID: appID, device: device)
+        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        try await AlinkDeviceClient.withClient(configuration: device.configuration(port: mqtt), logger: logger) { client in
+            let downlinks = client.downlinks()
+            let responder = Task {
+                for await downlink in downlinks {
+                    guard case .rrpcRequest = downlink.topic.topic else { continue }
+                    try? await client.reply(payload: downlink.payload, to: downlink)
+                }
+            }
+            defer { responder.cancel() }
+            let url = "http://127.0.0.1:\(http)/app/devices/\(device.did)/rrpc"
+            let headers = ["X-Gizwits-Application-Id": appID, "X-Gizwits-User-token": session.token]
+            let body = RRPCCallBody(payload: Array("ping".utf8), timeoutMs: 5_000).json
+            for _ in 0..<rrpcs {
+                let started = ContinuousClock.now
+                let answer = try await Self.post(url, body, headers: headers)
+                guard answer["payload_base64"] != nil else { throw ValidationError("RRPC failed: \(answer.serialized())") }
+                _ = histogram.record(Self.microseconds(since: started))
+            }
+        }
+        return histogram
+    }
+
+    /// The IoT channel's request/reply through the gateway: `invoke` of a property post, matched
+    /// with its `_reply` by id, one at a time.
+    private func measureInvokes(device: BenchDevice, logger: Logger) async throws -> Histogram<UInt64> {
+        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        let configuration = TetherChannelConfiguration(host: "127.0.0.1", port: mqtt, device: device.identity, deviceSecret: device.secret, reconnect: nil)
+        let topic = "/sys/\(device.identity.productKey)/\(device.identity.deviceName)/thing/event/property/post"
+        try await TetherChannel.withChannel(configuration: configuration, logger: logger) { channel in
+            for index in 0..<invokes {
+                let started = ContinuousClock.now
+                _ = try await channel.invoke(topic: topic, params: ["Brightness": .int(Int64(index % 101))])
+                _ = histogram.record(Self.microseconds(since: started))
+            }
+        }
+        return histogram
     }
 
     private func registerAndBind(appID: String, device: BenchDevice) async throws -> (uid: String, token: String) {

@@ -55,6 +55,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("timestamp-skew"), help: "Seconds a device's signed timestamp may differ from this server's clock.")
     var timestampSkew: Int64 = 900
 
+    @Option(name: .customLong("device-connect-timeout"), help: "Seconds a device has from opening its connection to being admitted (1 to 300).")
+    var deviceConnectTimeout: Int64 = 10
+
     @Flag(name: .customLong("insecure-registration"), help: "Let devices register with their product secret over plain TCP (development only).")
     var insecureRegistration = false
 
@@ -104,6 +107,8 @@ struct ServeCommand: AsyncParsableCommand {
             var gateway = GatewayConfiguration()
             gateway.mqttPort = mqttPort
             gateway.timestampSkew = timestampSkew
+            guard (1...300).contains(deviceConnectTimeout) else { throw ValidationError("--device-connect-timeout takes 1 to 300 seconds") }
+            gateway.connectTimeout = .seconds(deviceConnectTimeout)
             gateway.allowRegistrationWithoutTLS = insecureRegistration
             if let nodeID { gateway.nodeID = nodeID }
             if let mqttsPort {

@@ -9,7 +9,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as CloudAPIError {
-            if error.status.code >= 500 {
+            // A device that does not answer in time (504) is the device's doing, not the server's.
+            if error.status == .gatewayTimeout {
+                context.logger.info("request timed out at the device", metadata: ["error": "\(error)"])
+            } else if error.status.code >= 500 {
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
             }
             throw error

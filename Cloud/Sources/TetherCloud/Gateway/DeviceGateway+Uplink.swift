@@ -131,10 +131,7 @@ extension DeviceGateway {
             case .propertySetReply, .serviceReply:
                 try await commandAnswered(AlinkReply(parsing: bytes), did: did, topic: topic.topic)
             case .system(let path) where path == DeviceAccountLink.bindPath || path == DeviceAccountLink.unbindPath:
-                let reply = await accountLink.handle(try AlinkRequest(parsing: bytes), path: path, did: did)
-                var destination = topic
-                destination.topic = .system(path + "_reply")
-                broker.send(MQTTMessage(topic: destination.name, payload: ByteBuffer(bytes: reply.bytes), qos: .atLeastOnce), toClientID: principal.clientID)
+                answer(await accountLink.handle(try AlinkRequest(parsing: bytes), path: path, did: did), topic: topic, to: principal)
             case .shadowUpdate:
                 await shadows.handle(bytes, did: did, device: topic.device, clientID: principal.clientID)
             case .upRaw:

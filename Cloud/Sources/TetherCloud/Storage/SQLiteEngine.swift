@@ -91,19 +91,12 @@ public final class SQLiteEngine: SQLDatabase {
 
     /// `$N` placeholders become SQLite's numbered `?N`, so one statement serves both engines.
     static func sqliteSQL(_ sql: String) -> String {
-        var output = ""
-        output.reserveCapacity(sql.utf8.count)
-        var iterator = sql.makeIterator()
-        var pending: Character? = iterator.next()
-        while let character = pending {
-            pending = iterator.next()
-            guard character == "$", let next = pending, next.isASCII, next.isNumber else {
-                output.append(character)
-                continue
-            }
-            output.append("?")
+        // Byte by byte: `$` and digits are ASCII, and every other byte passes through unchanged.
+        var output = Array(sql.utf8)
+        for index in output.indices.dropLast() where output[index] == UInt8(ascii: "$") {
+            if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(output[index + 1]) { output[index] = UInt8(ascii: "?") }
         }
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 
     private static func sqliteData(_ value: SQLValue) -> SQLiteData {
