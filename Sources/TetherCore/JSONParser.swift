@@ -65,15 +65,9 @@ struct JSONParser {
     }
 
     private mutating func object(depth: Int) throws(Failure) -> JSONObject {
-        guard depth <= Self.maximumDepth else { throw fail("nested deeper than \(Self.maximumDepth) levels") }
-        index += 1
         var object = JSONObject()
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return object
-        }
-        while true {
+        guard try open(depth: depth, closing: UInt8(ascii: "}")) else { return object }
+        repeat {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
             let key = try string()
             skipWhitespace()
@@ -81,44 +75,43 @@ struct JSONParser {
             index += 1
             skipWhitespace()
             object[key] = try value(depth: depth)
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end of the document") }
-            switch bytes[index] {
-            case UInt8(ascii: ","):
-                index += 1
-                skipWhitespace()
-            case UInt8(ascii: "}"):
-                index += 1
-                return object
-            default:
-                throw fail("expected ',' or '}'")
-            }
-        }
+        } while try another(closing: UInt8(ascii: "}"))
+        return object
     }
 
     private mutating func array(depth: Int) throws(Failure) -> [JSONValue] {
+        var elements: [JSONValue] = []
+        guard try open(depth: depth, closing: UInt8(ascii: "]")) else { return elements }
+        repeat {
+            elements.append(try value(depth: depth))
+        } while try another(closing: UInt8(ascii: "]"))
+        return elements
+    }
+
+    /// Steps over `{` or `[`: false when the container is empty (and closed).
+    private mutating func open(depth: Int, closing close: UInt8) throws(Failure) -> Bool {
         guard depth <= Self.maximumDepth else { throw fail("nested deeper than \(Self.maximumDepth) levels") }
         index += 1
-        var elements: [JSONValue] = []
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+        guard index < bytes.count, bytes[index] == close else { return true }
+        index += 1
+        return false
+    }
+
+    /// After a member or an element: true for `,` (another follows), false for `close`.
+    private mutating func another(closing close: UInt8) throws(Failure) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw fail("unexpected end of the document") }
+        switch bytes[index] {
+        case UInt8(ascii: ","):
             index += 1
-            return elements
-        }
-        while true {
-            elements.append(try value(depth: depth))
             skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end of the document") }
-            switch bytes[index] {
-            case UInt8(ascii: ","):
-                index += 1
-                skipWhitespace()
-            case UInt8(ascii: "]"):
-                index += 1
-                return elements
-            default:
-                throw fail("expected ',' or ']'")
-            }
+            return true
+        case close:
+            index += 1
+            return false
+        default:
+            throw fail("expected ',' or '\(Character(Unicode.Scalar(close)))'")
         }
     }
 

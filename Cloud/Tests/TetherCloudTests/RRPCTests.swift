@@ -129,13 +129,7 @@ struct RRPCTests {
         try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
             let (product, device, owner) = try await GatewayFixtures.boundLamp(cloud)
             let other = try await GatewayFixtures.device(cloud, product: product)
-            let stranger = try await cloud.register("stranger\(UInt32.random(in: 0...UInt32.max))")
-            let guest = try await cloud.register("guest\(UInt32.random(in: 0...UInt32.max))")
-            // A guest, as sharing will create one.
-            try await cloud.database.query(
-                "INSERT INTO bindings (uid, did, role, created_at) VALUES ($1, $2, 'guest', 0)", .text(guest.uid), .text(device.did))
-            let leaving = try await GatewayFixtures.user(cloud, boundTo: [device])
-            #expect(try await cloud.call(.post, "/app/logout", token: leaving.token).status == .ok)
+            let (stranger, guest, leaving) = try await GatewayFixtures.outsiders(cloud, of: device)
 
             try await GatewayFixtures.withDevice(cloud, device) { client in
                 let responder = Self.answering(client) { _ in Array("ok".utf8) }

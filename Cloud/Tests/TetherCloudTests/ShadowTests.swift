@@ -124,12 +124,7 @@ struct ShadowTests {
     func rights(engine: TestEngine) async throws {
         try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
             let (_, device, owner) = try await GatewayFixtures.boundLamp(cloud)
-            let stranger = try await cloud.register("stranger\(UInt32.random(in: 0...UInt32.max))")
-            let guest = try await cloud.register("guest\(UInt32.random(in: 0...UInt32.max))")
-            try await cloud.database.query(
-                "INSERT INTO bindings (uid, did, role, created_at) VALUES ($1, $2, 'guest', 0)", .text(guest.uid), .text(device.did))
-            let leaving = try await GatewayFixtures.user(cloud, boundTo: [device])
-            #expect(try await cloud.call(.post, "/app/logout", token: leaving.token).status == .ok)
+            let (stranger, guest, leaving) = try await GatewayFixtures.outsiders(cloud, of: device)
             let unbound = try await GatewayFixtures.user(cloud, boundTo: [device])
             let unbinding = try await cloud.call(.delete, "/app/bindings", token: unbound.token, json: ["devices": [["did": .string(device.did)]]])
             #expect(unbinding.status == .ok, "\(unbinding.text)")

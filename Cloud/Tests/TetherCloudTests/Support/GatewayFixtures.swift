@@ -42,6 +42,20 @@ enum GatewayFixtures {
         return (product, device, try await user(cloud, boundTo: [device]))
     }
 
+    /// Who a rights test tries: a stranger, a guest of `device` (inserted as sharing will create
+    /// one) and a user once bound to it who logged out.
+    static func outsiders(
+        _ cloud: CloudHarness, of device: Administration.CreatedDevice
+    ) async throws -> (stranger: UserSession, guest: UserSession, loggedOut: UserSession) {
+        let stranger = try await cloud.register("stranger\(UInt32.random(in: 0...UInt32.max))")
+        let guest = try await cloud.register("guest\(UInt32.random(in: 0...UInt32.max))")
+        try await cloud.database.query(
+            "INSERT INTO bindings (uid, did, role, created_at) VALUES ($1, $2, 'guest', 0)", .text(guest.uid), .text(device.did))
+        let leaving = try await user(cloud, boundTo: [device])
+        #expect(try await cloud.call(.post, "/app/logout", token: leaving.token).status == .ok)
+        return (stranger, guest, leaving)
+    }
+
     static func configuration(_ cloud: CloudHarness, _ device: Administration.CreatedDevice, secret: String? = nil, now: (@Sendable () -> Int64)? = nil) throws -> AlinkDeviceConfiguration {
         AlinkDeviceConfiguration(
             host: "127.0.0.1", port: cloud.mqttPort!,
