@@ -37,6 +37,9 @@ public enum DeviceEvent: Hashable, Sendable {
     /// An event the device posted to the cloud (thing-model products: a TSL event such as a
     /// fault or an alarm), passed on while the device is subscribed through the cloud.
     case modelEvent(DeviceModelEvent)
+    /// What an Alink device published on one of its custom topics (`/{pk}/{dn}/user/…`),
+    /// passed on while the device is subscribed through the cloud.
+    case topicMessage(DeviceTopicMessage)
     /// The device sent something the client could not read (a report that does not fit the
     /// product model, for instance). The connection stays up.
     case error(TetherError)
@@ -67,5 +70,17 @@ public struct DeviceModelEvent: Hashable, Sendable {
         self.identifier = identifier
         self.type = type
         self.values = values
+    }
+}
+
+/// A device's message on one of its custom topics.
+public struct DeviceTopicMessage: Hashable, Sendable {
+    /// The whole topic, `/{pk}/{dn}/user/…`.
+    public var topic: String
+    public var payload: [UInt8]
+
+    public init(topic: String, payload: [UInt8]) {
+        self.topic = topic
+        self.payload = payload
     }
 }

@@ -185,6 +185,8 @@ extension TetherClient {
             device(did: did)?.cloudSentBinary(bytes)
         case .event(let did, let identifier, let type, let values):
             device(did: did)?.emit(.modelEvent(DeviceModelEvent(identifier: identifier, type: type, values: values)))
+        case .userTopic(let did, let topic, let payload):
+            device(did: did)?.emit(.topicMessage(DeviceTopicMessage(topic: topic, payload: payload)))
         case .writeFailed(let did, let sn, let error):
             device(did: did)?.cloudWriteFailed(sn: sn, error: error)
         }

@@ -46,6 +46,8 @@ public enum CloudRealtimeEvent: Sendable, Hashable {
     case raw(did: String, bytes: [UInt8])
     /// An event a device posted (Tether's `s2c_event`): `type` is `info`, `alert` or `error`.
     case event(did: String, identifier: String, type: String, values: JSONValue)
+    /// What an Alink device published on one of its custom topics (Tether's `s2c_user_topic`).
+    case userTopic(did: String, topic: String, payload: [UInt8])
     /// A write that the cloud had accepted failed later (the device rejected it, or it expired).
     case writeFailed(did: String, sn: Int, error: TetherError)
 }

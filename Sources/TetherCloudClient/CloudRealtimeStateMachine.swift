@@ -218,6 +218,9 @@ struct CloudRealtimeStateMachine<Login: Sendable, Subscription: Sendable, Write:
         case .event(let event):
             guard isSubscribed(event.did) else { return [] }
             return [.emit(.event(did: event.did, identifier: event.identifier, type: event.type, values: event.values))]
+        case .userTopic(let message):
+            guard isSubscribed(message.did) else { return [] }
+            return [.emit(.userTopic(did: message.did, topic: message.topic, payload: message.payload))]
         case .pong, .login, .subscribe, .write, .read, .raw, .acknowledge, .ping:
             return []
         }

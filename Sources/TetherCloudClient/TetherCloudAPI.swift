@@ -245,6 +245,17 @@ public struct TetherCloudAPI: Sendable {
         return try decodeBody("the shadow", answer, as: DeviceShadowBody.init(json:)).shadow
     }
 
+    /// Sends bytes to one of a device's custom topics (Tether extension
+    /// `POST /app/devices/{did}/publish`, Aliyun's `Pub`); the device gets them if it is
+    /// connected and subscribed to the topic.
+    ///
+    /// - Throws: `TetherError.Code.cloudRefused` with 9015 for a topic that is not one of the
+    ///   device's custom topics of a class its devices subscribe to, 9042 when it is not
+    ///   connected, 9017 when the user is not bound to it.
+    public func publish(_ session: CloudSession, did: String, topic: String, payload: [UInt8], qos: Int = 0) async throws(TetherError) {
+        _ = try await call(.POST, "/app/devices/\(did)/publish", body: DevicePublishBody(topic: topic, payload: payload, qos: qos).json, session: session)
+    }
+
     /// A command of the ledger (Tether extension).
     public func command(_ session: CloudSession, id: Int64) async throws(TetherError) -> CloudCommand {
         try CloudCommand(json: try await call(.GET, "/app/commands/\(id)", session: session))

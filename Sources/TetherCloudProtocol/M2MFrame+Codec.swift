@@ -131,6 +131,16 @@ extension M2MFrame {
                     type: try reader.optionalString("type", in: data) ?? "info", values: data["values"] ?? .null,
                     timestamp: try reader.optionalInt("timestamp", in: data) ?? 0
                 ))
+        case "s2c_user_topic":
+            let data = try reader.object("data", in: object)
+            guard let payload = [UInt8](tetherBase64: try reader.string("payload_base64", in: data)) else {
+                throw reader.wrongType("data.payload_base64", "padded Base64")
+            }
+            self = .userTopic(
+                M2MUserTopic(
+                    did: try reader.string("did", in: data), topic: try reader.string("topic", in: data), payload: payload,
+                    timestamp: try reader.optionalInt("timestamp", in: data) ?? 0
+                ))
         default:
             throw M2MFrameError(.unknownCommand, "unknown cmd \"\(command.prefix(40))\"", sequence: reader.sequence)
         }
@@ -201,6 +211,11 @@ extension M2MFrame {
             frame["data"] = [
                 "did": .string(event.did), "event": .string(event.identifier), "type": .string(event.type),
                 "values": event.values, "timestamp": .int(event.timestamp),
+            ]
+        case .userTopic(let message):
+            frame["data"] = [
+                "did": .string(message.did), "topic": .string(message.topic), "payload_base64": .string(message.payload.tetherBase64),
+                "timestamp": .int(message.timestamp),
             ]
         }
         return .object(frame)

@@ -43,6 +43,9 @@ public enum M2MFrame: Sendable, Hashable {
     case rawReport(M2MRaw)
     /// `s2c_event` (Tether): an event the device posted.
     case event(M2MEvent)
+    /// `s2c_user_topic` (Tether): what an Alink device published on one of its product's
+    /// custom topics (`/{pk}/{dn}/user/…`).
+    case userTopic(M2MUserTopic)
     /// `pong`.
     case pong
 
@@ -65,6 +68,7 @@ public enum M2MFrame: Sendable, Hashable {
         case .bindingChanged: "s2c_binding_changed"
         case .rawReport: "s2c_raw"
         case .event: "s2c_event"
+        case .userTopic: "s2c_user_topic"
         case .pong: "pong"
         }
     }
@@ -286,6 +290,23 @@ public struct M2MEvent: Sendable, Hashable {
         self.identifier = identifier
         self.type = type
         self.values = values
+        self.timestamp = timestamp
+    }
+}
+
+/// A device's message on one of its custom topics: `{"did", "topic", "payload_base64", "timestamp"}`.
+public struct M2MUserTopic: Sendable, Hashable {
+    public var did: String
+    /// The whole MQTT topic, `/{pk}/{dn}/user/…`.
+    public var topic: String
+    public var payload: [UInt8]
+    /// Unix milliseconds.
+    public var timestamp: Int64
+
+    public init(did: String, topic: String, payload: [UInt8], timestamp: Int64) {
+        self.did = did
+        self.topic = topic
+        self.payload = payload
         self.timestamp = timestamp
     }
 }

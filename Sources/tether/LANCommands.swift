@@ -143,6 +143,15 @@ struct LANWatch: AsyncParsableCommand {
             } else {
                 printLine("event \(event.identifier) (\(event.type)): \(event.values.serialized())")
             }
+        case .topicMessage(let message):
+            let text = String(validating: message.payload, as: UTF8.self)
+            if json {
+                var object: JSONObject = ["topic": .string(message.topic), "payload_base64": .string(message.payload.tetherBase64)]
+                if let text { object["text"] = .string(text) }
+                printJSON(.object(object))
+            } else {
+                printLine("\(message.topic): \(text ?? message.payload.tetherHex)")
+            }
         case .error(let error):
             printError("\(error)")
         }

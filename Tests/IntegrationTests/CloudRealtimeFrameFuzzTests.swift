@@ -14,9 +14,9 @@ struct CloudRealtimeFrameFuzzTests {
         )
         var events = realtime.events().makeAsyncIterator()
         var generator = SplitMix64(seed: 0xF00D)
-        let commands = ["login_res", "subscribe_res", "s2c_ack", "s2c_noti", "s2c_invalid_msg", "s2c_online_status", "s2c_binding_changed", "s2c_raw", "s2c_event", "pong", "x"]
+        let commands = ["login_res", "subscribe_res", "s2c_ack", "s2c_noti", "s2c_invalid_msg", "s2c_online_status", "s2c_binding_changed", "s2c_raw", "s2c_event", "s2c_user_topic", "pong", "x"]
         let values: [JSONValue] = [.null, .bool(true), .int(-1), .int(Int64.max), .int(300), .double(1e308), .string(""), .string("did1"), .array([.int(256), .int(-3), .string("a")]), .object([:])]
-        let fields = ["did", "attrs", "raw", "online", "bind", "error_code", "msg", "event", "type", "values", "success"]
+        let fields = ["did", "attrs", "raw", "online", "bind", "error_code", "msg", "event", "type", "values", "success", "topic", "payload_base64"]
         for round in 0..<5_000 {
             if round % 2 == 0 {
                 let length = Int.random(in: 0...60, using: &generator)

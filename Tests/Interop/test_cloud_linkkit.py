@@ -353,3 +353,55 @@ def test_linkkit_keeps_a_device_shadow(cloud):
     finally:
         device.lk.destruct()
     assert cloud.process.poll() is None, "the cloud died during the test"
+
+
+def test_linkkit_custom_topics(cloud):
+    """Custom topics with the real SDK and the product's default classes: publish_topic on
+    user/update (pub) reaches the app on the WebSocket as s2c_user_topic; subscribe_topic on
+    user/get (sub) receives what the app publishes with the CLI (tether publish), and
+    on_topic_message gets it; publishing to user/update from the app is refused (9015)."""
+    app, identity, session, _ = bound_lamp(cloud, "linkkit-topics", "topics01", "topicsuser")
+    did, pk, dn = identity["did"], identity["productKey"], identity["deviceName"]
+    device = Device(cloud, identity)
+    received, subscribed = [], threading.Event()
+    got = threading.Event()
+
+    def on_topic(topic, payload, qos, userdata):
+        received.append((topic, bytes(payload)))
+        got.set()
+
+    device.lk.on_topic_message = on_topic
+    device.lk.on_subscribe_topic = lambda mid, granted_qos, userdata: subscribed.set()
+    home = os.path.join(cloud.directory, "cli-topics")
+    tether = lambda *arguments: subprocess.run(  # noqa: E731
+        [os.path.join(BIN, "tether"), *arguments], capture_output=True, text=True, timeout=60, env={**os.environ, "TETHER_HOME": home})
+
+    async def scenario():
+        async with aiohttp.ClientSession() as http:
+            async with http.ws_connect(cloud.ws_url) as ws:
+                await ws.send_json({"cmd": "login_req", "data": {
+                    "appid": app["appId"], "uid": session["uid"], "token": session["token"], "p0_type": "attrs_v4", "auto_subscribe": True}})
+                assert (await next_frame(ws, "login_res"))["data"]["success"] is True
+                device.lk.connect_async()
+                await asyncio.to_thread(device.wait, "connected")
+                await next_frame(ws, "s2c_online_status", lambda f: f["data"]["online"] is True)
+                assert device.lk.publish_topic(f"/{pk}/{dn}/user/update", b"\x00temp=21", 1)[0] == 0
+                frame = await next_frame(ws, "s2c_user_topic")
+                assert frame["data"]["did"] == did and frame["data"]["topic"] == f"/{pk}/{dn}/user/update"
+                assert base64.b64decode(frame["data"]["payload_base64"]) == b"\x00temp=21"
+
+    try:
+        asyncio.run(scenario())
+        assert device.lk.subscribe_topic(f"/{pk}/{dn}/user/get", 1)[0] == 0
+        assert subscribed.wait(10), "linkkit: the subscription was not acknowledged"
+        login = tether("login", "--cloud", cloud.base_url, "--app-id", app["appId"], "--discover", "none", "--username", "topicsuser", "--password", "Passw0rd!")
+        assert login.returncode == 0, login.stderr
+        sent = tether("publish", did, "--topic", f"/{pk}/{dn}/user/get", "--payload", "reset", "--qos", "1")
+        assert sent.returncode == 0, sent.stderr
+        assert got.wait(10), "linkkit: nothing on user/get"
+        assert received == [(f"/{pk}/{dn}/user/get", b"reset")]
+        refused = tether("publish", did, "--topic", f"/{pk}/{dn}/user/update", "--payload", "x")
+        assert refused.returncode != 0 and "9015" in refused.stderr, refused.stderr
+    finally:
+        device.lk.destruct()
+    assert cloud.process.poll() is None, "the cloud died during the test"

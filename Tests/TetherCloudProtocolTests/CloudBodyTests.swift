@@ -46,6 +46,11 @@ struct CloudBodyTests {
         for rrpc in [RRPCCallBody(payload: Array("ping".utf8)), RRPCCallBody(payload: [0, 255], topic: "/pk/dn/user/get", timeoutMs: 800)] {
             #expect(try Self.reread(rrpc, \.json, RRPCCallBody.init(json:)) == rrpc)
         }
+        for publish in [DevicePublishBody(topic: "/pk/dn/user/get", payload: Array("hi".utf8)), DevicePublishBody(topic: "/pk/dn/user/get", payload: [], qos: 1)] {
+            #expect(try Self.reread(publish, \.json, DevicePublishBody.init(json:)) == publish)
+        }
+        let desired = ShadowDesiredBody(desired: .merged(["mode": "eco", "old": .null]), version: 7)
+        #expect(try Self.reread(desired, \.json, ShadowDesiredBody.init(json:)) == desired)
         let sms = SMSCodeBody(phone: "123456", code: "42")
         #expect(try Self.reread(sms, \.json, SMSCodeBody.init(json:)) == sms)
         let confirm = PasswordResetConfirmBody(token: "t", newPassword: "pw")
@@ -106,6 +111,10 @@ struct CloudBodyTests {
         (RRPCCallBody.decoder, ["payload_base64": "cG9uZw"], "payload_base64 must be padded Base64"),
         (RRPCCallBody.decoder, ["payload_base64": "", "timeout_ms": "soon"], "timeout_ms must be an integer"),
         (RRPCCallBody.decoder, ["payload_base64": "", "topic": .int(1)], "topic must be a string"),
+        (DevicePublishBody.decoder, ["payload_base64": ""], "topic is required"),
+        (DevicePublishBody.decoder, ["topic": "/pk/dn/user/get", "payload_base64": "", "qos": 2], "qos is 0 or 1"),
+        (ShadowDesiredBody.decoder, ["version": 1], "desired is required"),
+        (ShadowDesiredBody.decoder, ["desired": 5, "version": 1], "desired must be an object or \"null\""),
     ] as [(@Sendable (JSONValue) throws -> Void, JSONValue, String)])
     func missing(_ decode: @Sendable (JSONValue) throws -> Void, _ json: JSONValue, _ detail: String) {
         #expect { try decode(json) } throws: { ($0 as? CloudBodyError)?.description == detail }
@@ -169,3 +178,5 @@ extension DeviceBody { static let decoder: @Sendable (JSONValue) throws -> Void 
 extension DidResultsBody { static let decoder: @Sendable (JSONValue) throws -> Void = { _ = try DidResultsBody(json: $0) } }
 extension RRPCCallBody { static let decoder: @Sendable (JSONValue) throws -> Void = { _ = try RRPCCallBody(json: $0) } }
 extension RRPCAnswerBody { static let decoder: @Sendable (JSONValue) throws -> Void = { _ = try RRPCAnswerBody(json: $0) } }
+extension DevicePublishBody { static let decoder: @Sendable (JSONValue) throws -> Void = { _ = try DevicePublishBody(json: $0) } }
+extension ShadowDesiredBody { static let decoder: @Sendable (JSONValue) throws -> Void = { _ = try ShadowDesiredBody(json: $0) } }

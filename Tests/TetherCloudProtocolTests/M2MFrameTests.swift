@@ -48,6 +48,7 @@ struct M2MFrameTests {
         .bindingChanged(did: "d", bound: false),
         .rawReport(M2MRaw(did: "d", bytes: [0, 0, 0, 3])),
         .event(M2MEvent(did: "d", identifier: "Overheat", type: "alert", values: ["Temperature": .double(88.5)], timestamp: 1_700_000_000_000)),
+        .userTopic(M2MUserTopic(did: "d", topic: "/pk/dn/user/update", payload: [0, 1, 255], timestamp: 1_700_000_000_000)),
     ]
 
     @Test("every kind of frame reads back as written", arguments: everyKind)

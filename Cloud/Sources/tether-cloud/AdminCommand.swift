@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TetherAlink
 import TetherCloud
 import TetherCore
 
@@ -58,7 +59,38 @@ struct AdminCommand: AsyncParsableCommand {
     }
 
     struct ProductGroup: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "product", subcommands: [Create.self, List.self])
+        static let configuration = CommandConfiguration(commandName: "product", subcommands: [Create.self, List.self, Topics.self])
+
+        /// `--user-topic PATH:OPERATION`, repeated; nil when none was given.
+        static func topicClasses(_ texts: [String]) throws -> AlinkTopicClasses? {
+            guard !texts.isEmpty else { return nil }
+            do {
+                return try AlinkTopicClasses(try texts.map { text throws(TetherError) in try AlinkTopicClass(parsing: text) })
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+
+        struct Topics: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Set a product's custom topic classes (/{pk}/{dn}/user/PATH); devices get them when they next connect.")
+            @Option(help: "The product key.") var product: String
+            @Option(name: .customLong("user-topic"), help: "PATH:pub (devices publish), PATH:sub (devices subscribe) or PATH:pub/sub; repeat for each.")
+            var userTopics: [String] = []
+            @Flag(name: .customLong("none"), help: "No custom topics at all.") var none = false
+            @OptionGroup var options: AdminOptions
+
+            func validate() throws {
+                guard userTopics.isEmpty != none else { throw ValidationError("give --user-topic PATH:OPERATION (repeatable) or --none") }
+                _ = try ProductGroup.topicClasses(userTopics)
+            }
+
+            func run() async throws {
+                let classes = try ProductGroup.topicClasses(userTopics) ?? .none
+                try await options.withAdministration { try await $0.setUserTopics(productKey: product, classes) }
+                options.print(json: ["productKey": .string(product), "userTopics": .string(classes.encoded)], text: "user topics: \(classes.encoded)")
+            }
+        }
 
         struct Create: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Import a product model; prints its productKey and productSecret.")
@@ -76,12 +108,17 @@ struct AdminCommand: AsyncParsableCommand {
                 help:
                     "Let a device holding the product secret create itself on the gateway (Alink authType=regnwl) and reconnect with the token it gets."
             ) var whitelistFreeRegistration = false
+            @Option(
+                name: .customLong("user-topic"),
+                help: "A custom topic class, PATH:pub, PATH:sub or PATH:pub/sub (repeatable; default update:pub, update/error:pub, get:sub).")
+            var userTopics: [String] = []
             @OptionGroup var options: AdminOptions
 
             func validate() throws {
                 guard (datapoints == nil) != (tsl == nil) else {
                     throw ValidationError("give exactly one of --datapoints FILE and --tsl FILE")
                 }
+                _ = try ProductGroup.topicClasses(userTopics)
             }
 
             func run() async throws {
@@ -92,7 +129,7 @@ struct AdminCommand: AsyncParsableCommand {
                 let product = try await options.withAdministration {
                     try await $0.createProduct(
                         name: name, modelFile: Array(data), format: format, sharingEnabled: sharing, unsignedRegistration: unsignedRegistration,
-                        whitelistFreeRegistration: whitelistFreeRegistration
+                        whitelistFreeRegistration: whitelistFreeRegistration, userTopics: try ProductGroup.topicClasses(userTopics) ?? .standard
                     )
                 }
                 options.print(
@@ -117,6 +154,7 @@ struct AdminCommand: AsyncParsableCommand {
                             "sharing": .bool(product.sharingEnabled),
                             "unsignedRegistration": .bool(product.unsignedRegistration),
                             "whitelistFreeRegistration": .bool(product.whitelistFreeRegistration),
+                            "userTopics": .string(product.userTopics.encoded),
                             "createdAt": .int(product.createdAt),
                         ])
                     })

@@ -9,6 +9,7 @@ struct ControlRoutes<Context: RequestContext> {
     let accounts: AccountService
     let control: ControlService
     let rrpc: RRPCService
+    let userTopics: UserTopicService
     let history: DeviceHistory
 
     static var commandAnswer: JSONValue {
@@ -76,6 +77,24 @@ struct ControlRoutes<Context: RequestContext> {
             let body = try await RequestForm.decode(request, as: RRPCCallBody.init(json:))
             let call = RRPCService.Request(payload: body.payload, topic: body.topic, timeoutMs: body.timeoutMs ?? RRPCCallBody.defaultTimeoutMs)
             return Response.json(try await rrpc.call(user, did: did, call).json)
+        }
+        router.on(
+            .init(
+                method: .post, path: "/app/devices/{did}/publish",
+                summary:
+                    "Tether: bytes to one of the device's custom topics (/{pk}/{dn}/user/…) of a class its devices subscribe to; delivered if it is connected and subscribed",
+                tag: "control", security: .appAndUser,
+                body: JSONSchema.object(
+                    ["topic": JSONSchema.string, "payload_base64": JSONSchema.string, "qos": JSONSchema.integer(minimum: 0, maximum: 1)],
+                    required: ["topic", "payload_base64"]),
+                success: .ok(JSONSchema.object(["topic": JSONSchema.string, "qos": JSONSchema.integer], required: ["topic", "qos"]))
+            )
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            let did = try context.pathParameter("did")
+            let body = try await RequestForm.decode(request, as: DevicePublishBody.init(json:))
+            try await userTopics.publish(user, did: did, body)
+            return Response.json(["topic": .string(body.topic), "qos": .int(Int64(body.qos))])
         }
         router.on(
             .init(

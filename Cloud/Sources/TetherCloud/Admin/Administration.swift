@@ -1,4 +1,5 @@
 import Foundation
+public import TetherAlink
 import TetherCore
 
 /// What `tether-cloud admin` does: apps, products and devices made by the operator.
@@ -45,7 +46,7 @@ public struct Administration: Sendable {
     /// on the gateway (Alink `authType=regnwl`).
     public func createProduct(
         name: String, modelFile: [UInt8], format: ModelFormat, sharingEnabled: Bool = false, unsignedRegistration: Bool = false,
-        whitelistFreeRegistration: Bool = false
+        whitelistFreeRegistration: Bool = false, userTopics: AlinkTopicClasses = .standard
     ) async throws -> CreatedProduct {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { throw CloudAPIError.formInvalid(detail: "the product needs a name") }
@@ -56,10 +57,17 @@ public struct Administration: Sendable {
         let stored = ProductStore.NewProduct(
             productKey: product.productKey, name: trimmed, secret: product.productSecret, format: format,
             modelJSON: try format.serialize(model), sharingEnabled: sharingEnabled, unsignedRegistration: unsignedRegistration,
-            whitelistFreeRegistration: whitelistFreeRegistration
+            whitelistFreeRegistration: whitelistFreeRegistration, userTopics: userTopics
         )
         try await ProductStore(database).insert(stored, now: Clock.unixNow())
         return product
+    }
+
+    /// Replaces a product's topic classes; its devices get them when they next connect.
+    public func setUserTopics(productKey: String, _ classes: AlinkTopicClasses) async throws {
+        guard try await ProductStore(database).setUserTopics(productKey: productKey, classes) else {
+            throw CloudAPIError.productKeyInvalid(detail: "no product \(productKey)")
+        }
     }
 
     public func products() async throws -> [ProductRecord] {

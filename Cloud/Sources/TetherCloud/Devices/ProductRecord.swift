@@ -1,3 +1,4 @@
+public import TetherAlink
 public import TetherCore
 
 /// A product: its key and secret, and its data-point model.
@@ -12,6 +13,8 @@ public struct ProductRecord: Sendable, Equatable {
     /// Alink's whitelist-free registration (`authType=regnwl`): a unit with the product secret
     /// creates its own device on first connection and reconnects with a token.
     public var whitelistFreeRegistration: Bool
+    /// What its devices may publish and subscribe to under `/{pk}/{dn}/user/`.
+    public var userTopics: AlinkTopicClasses
     public var createdAt: Int64
 
     init(row: SQLRow) throws(StorageError) {
@@ -27,6 +30,11 @@ public struct ProductRecord: Sendable, Equatable {
         sharingEnabled = try row.bool("sharing_enabled")
         unsignedRegistration = try row.bool("unsigned_registration")
         whitelistFreeRegistration = try row.bool("whitelist_free_registration")
+        do {
+            userTopics = try AlinkTopicClasses(encoded: try row.text("user_topics"))
+        } catch {
+            throw StorageError(.unexpectedValue, "the stored topic classes of product \(productKey) do not read: \(error)")
+        }
         createdAt = try row.int("created_at")
     }
 }

@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 import TetherAlink
 import TetherCore
 import TetherMQTT
@@ -18,6 +19,8 @@ struct DeviceAuthenticator: Sendable {
         static let productKey = "pk"
         static let deviceName = "dn"
         static let serverSideSubscriptions = "ss"
+        /// The product's topic classes as they were when the device connected (``AlinkTopicClasses/encoded``).
+        static let userTopics = "ut"
         /// Present on a registration connection: the device's secret is sent, then it leaves.
         static let registration = "register"
     }
@@ -83,15 +86,30 @@ struct DeviceAuthenticator: Sendable {
             throw Refusal(.badUserNameOrPassword, "the signature does not match")
         }
         guard !stored.isDisabled else { throw Refusal(.notAuthorized, "device \(device) is disabled") }
-        return Self.devicePrincipal(device, did: stored.did, username: username, serverSideSubscriptions: clientID.wantsServerSideSubscriptions)
+        return Self.devicePrincipal(
+            device, did: stored.did, username: username, serverSideSubscriptions: clientID.wantsServerSideSubscriptions, userTopics: stored.userTopics)
     }
 
-    private static func devicePrincipal(_ device: AlinkDeviceIdentity, did: String, username: String, serverSideSubscriptions: Bool) -> MQTTPrincipal {
+    /// One copy of each product's classes for all its connections (a principal lives as long
+    /// as its connection, and most products keep the defaults).
+    private static let internedTopics = Mutex<Set<String>>([])
+
+    private static func interned(_ text: String) -> String {
+        internedTopics.withLock { table in
+            if let existing = table.firstIndex(of: text) { return table[existing] }
+            if table.count < 10_000 { table.insert(text) }
+            return text
+        }
+    }
+
+    private static func devicePrincipal(
+        _ device: AlinkDeviceIdentity, did: String, username: String, serverSideSubscriptions: Bool, userTopics: String
+    ) -> MQTTPrincipal {
         MQTTPrincipal(
             clientID: device.clientIDPrefix, username: username,
             attributes: [
                 Attribute.did: did, Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
-                Attribute.serverSideSubscriptions: serverSideSubscriptions ? "1" : "0",
+                Attribute.serverSideSubscriptions: serverSideSubscriptions ? "1" : "0", Attribute.userTopics: interned(userTopics),
             ])
     }
 
@@ -111,7 +129,8 @@ struct DeviceAuthenticator: Sendable {
             throw Refusal(.badUserNameOrPassword, "the device token does not match")
         }
         guard !stored.isDisabled else { throw Refusal(.notAuthorized, "device \(device) is disabled") }
-        return Self.devicePrincipal(device, did: stored.did, username: username, serverSideSubscriptions: serverSideSubscriptions)
+        return Self.devicePrincipal(
+            device, did: stored.did, username: username, serverSideSubscriptions: serverSideSubscriptions, userTopics: stored.userTopics)
     }
 
     /// One product, one secret (§2.3): the product secret signs the request; a device created

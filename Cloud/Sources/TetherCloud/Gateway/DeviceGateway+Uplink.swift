@@ -132,6 +132,13 @@ extension DeviceGateway {
                 try await commandAnswered(AlinkReply(parsing: bytes), did: did, topic: topic.topic)
             case .system(let path) where path == DeviceAccountLink.bindPath || path == DeviceAccountLink.unbindPath:
                 answer(await accountLink.handle(try AlinkRequest(parsing: bytes), path: path, did: did), topic: topic, to: principal)
+            case .user(let path) where topic.rrpcMessageID == nil:
+                // Allowed by its class (the broker checked), and routed by the broker to the
+                // device's own subscriptions; the apps subscribed to the device get it too.
+                let now = Clock.unixMilliseconds()
+                let hex = Array(bytes).tetherHex
+                try await history.log(did: did, kind: .deviceToApp, atMs: now, body: ["topic": .string(path)], payloadHex: hex, source: "user_topic")
+                await bus.publish(.userMessage(did: did, topic: uplink.message.topic, payloadHex: hex, atMs: now))
             case .shadowUpdate:
                 await shadows.handle(bytes, did: did, device: topic.device, clientID: principal.clientID)
             case .upRaw:

@@ -110,6 +110,11 @@ public final class DeviceGateway: Service, Sendable {
         }
         let observations = [
             try broker.observe("/sys/#", enqueue), try broker.observe("/ext/rrpc/#", enqueue), try broker.observe("/shadow/update/#", enqueue),
+            // Custom topics; a device named "user" also matches this filter with its /sys/ topics.
+            try broker.observe("/+/+/user/#") { message, publisher in
+                guard let topic = AlinkDeviceTopic(parsing: message.topic), case .user = topic.topic, topic.rrpcMessageID == nil else { return }
+                enqueue(message, publisher)
+            },
         ]
         defer { for observation in observations { observation.cancel() } }
         let events = bus.events()
@@ -175,6 +180,8 @@ public final class DeviceGateway: Service, Sendable {
                     try await rrpc.send(request)
                 case .shadowDesired(let did, _):
                     try await shadows.pushDesired(did: did)
+                case .userPublish(let did, let topic, let hex, let qos):
+                    try await publishToDevice(did: did, topic: topic, payloadHex: hex, qos: qos)
                 case .presence(let did, true, let node?, let atMs) where node != nodeID:
                     try await presence.connectedElsewhere(did: did, atMs: atMs)
                 default:
@@ -184,6 +191,15 @@ public final class DeviceGateway: Service, Sendable {
                 logger.error("a cluster event could not be handled", metadata: ["did": "\(event.did)", "error": "\(error)"])
             }
         }
+    }
+
+    /// An app's message for one of a device's custom topics, if this node holds the device:
+    /// published into the broker, so that it reaches the device only through a subscription
+    /// of its own (as on Aliyun), and only on a class it may receive.
+    private func publishToDevice(did: String, topic: String, payloadHex: String, qos: Int) async throws {
+        guard let device = try await catalogue.device(did), broker.isConnected(clientID: device.clientID) else { return }
+        let payload = ByteBuffer(bytes: [UInt8](tetherHex: payloadHex) ?? [])
+        broker.publish(MQTTMessage(topic: topic, payload: payload, qos: qos == 0 ? .atMostOnce : .atLeastOnce))
     }
 
     /// At shutdown: the devices this node held are offline, and the node is gone.

@@ -16,15 +16,22 @@ struct GatewayHooks: MQTTBrokerHooks {
 
     func authorizePublish(_ principal: MQTTPrincipal, topic: String) -> Bool {
         guard principal.attributes[Attribute.registration] == nil, let device = Self.device(principal) else { return false }
-        guard let parsed = AlinkDeviceTopic(parsing: topic), parsed.topic != .shadowGet else { return false }
-        return parsed.device == device
+        guard let parsed = AlinkDeviceTopic(parsing: topic), parsed.topic != .shadowGet, parsed.device == device else { return false }
+        // A custom topic only as its class allows; on `/ext/rrpc/…` it is the answer to a call.
+        if case .user(let path) = parsed.topic, parsed.rrpcMessageID == nil {
+            return Self.topicClasses(principal).allowsPublish(path: Substring(path))
+        }
+        return true
     }
 
     func authorizeSubscribe(_ principal: MQTTPrincipal, filter: String) -> Bool {
         guard principal.attributes[Attribute.registration] == nil, let device = Self.device(principal) else { return false }
+        let userPrefix = "/\(device.productKey)/\(device.deviceName)/user/"
+        if filter.hasPrefix(userPrefix) {
+            return Self.topicClasses(principal).allowsSubscribe(filter: filter.dropFirst(userPrefix.count))
+        }
         let own = [
             "/sys/\(device.productKey)/\(device.deviceName)/",
-            "/\(device.productKey)/\(device.deviceName)/user/",
             "/ext/rrpc/+/sys/\(device.productKey)/\(device.deviceName)/",
             "/ext/rrpc/+/\(device.productKey)/\(device.deviceName)/user/",
         ]
@@ -37,7 +44,15 @@ struct GatewayHooks: MQTTBrokerHooks {
     var checksDeliveries: Bool { true }
 
     func authorizeDelivery(_ principal: MQTTPrincipal, topic: String) -> Bool {
-        !topic.hasPrefix("/ext/rrpc/")
+        guard !topic.hasPrefix("/ext/rrpc/") else { return false }
+        // A wildcard subscription may match custom topics the device may not receive.
+        guard let device = Self.device(principal), topic.hasPrefix("/\(device.productKey)/\(device.deviceName)/user/") else { return true }
+        return Self.topicClasses(principal).allowsDelivery(path: topic.dropFirst("/\(device.productKey)/\(device.deviceName)/user/".count))
+    }
+
+    /// The classes the device connected with; none when they do not read (nothing custom is allowed then).
+    static func topicClasses(_ principal: MQTTPrincipal) -> AlinkTopicClasses {
+        (try? AlinkTopicClasses(encoded: principal.attributes[Attribute.userTopics] ?? "")) ?? AlinkTopicClasses.none
     }
 
     func serverSideSubscriptions(for principal: MQTTPrincipal) -> [MQTTTopicSubscription] {

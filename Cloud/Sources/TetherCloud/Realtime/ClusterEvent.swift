@@ -26,6 +26,11 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     /// An app changed what it desires of a device's shadow (now at `version`), for the node
     /// that holds the device's connection to push it.
     case shadowDesired(did: String, version: Int64)
+    /// A device published on one of its custom topics (`/{pk}/{dn}/user/…`), for the apps
+    /// subscribed to it on any node.
+    case userMessage(did: String, topic: String, payloadHex: String, atMs: Int64)
+    /// An app publishes to one of a device's custom topics, for the node that holds the device.
+    case userPublish(did: String, topic: String, payloadHex: String, qos: Int)
     /// A user's sessions changed (logout, refresh, password change, revoked session, account
     /// disabled): live sessions of that user check their token again.
     case credentialsChanged(uid: String)
@@ -34,7 +39,8 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     public var did: String {
         switch self {
         case .status(let did, _, _), .event(let did, _, _, _, _), .raw(let did, _, _), .presence(let did, _, _, _),
-            .deliver(_, let did), .binding(_, let did, _), .rrpcAnswer(_, let did, _), .shadowDesired(let did, _):
+            .deliver(_, let did), .binding(_, let did, _), .rrpcAnswer(_, let did, _), .shadowDesired(let did, _),
+            .userMessage(let did, _, _, _), .userPublish(let did, _, _, _):
             return did
         case .rrpcRequest(let request):
             return request.did

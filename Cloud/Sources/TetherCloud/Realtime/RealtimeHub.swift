@@ -59,7 +59,9 @@ final class RealtimeHub: Sendable {
                 for session in targets where session.uid == uid {
                     checks.addTask { await session.revalidate() }
                 }
-            case .deliver, .rrpcRequest, .rrpcAnswer, .shadowDesired:
+            case .userMessage(let did, let topic, let hex, let atMs):
+                frame = .userTopic(M2MUserTopic(did: did, topic: topic, payload: [UInt8](tetherHex: hex) ?? [], timestamp: atMs))
+            case .deliver, .rrpcRequest, .rrpcAnswer, .shadowDesired, .userPublish:
                 break
             }
             if let frame {

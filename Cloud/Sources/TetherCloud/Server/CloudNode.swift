@@ -88,7 +88,9 @@ public struct CloudNode: Sendable {
             bindings: BindingService(database: database, endpoint: endpoint, bus: bus, policy: configuration.abuse),
             sources: sources
         ).register(on: documented)
-        ControlRoutes(accounts: accounts, control: control, rrpc: rrpc, history: history).register(on: documented)
+        ControlRoutes(
+            accounts: accounts, control: control, rrpc: rrpc, userTopics: UserTopicService(database: database, bus: bus, history: history), history: history
+        ).register(on: documented)
         ShadowRoutes(accounts: accounts, shadows: ShadowService(database: database, bus: bus)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
         var services: [any Service] = [bus, HubService(hub: hub), rrpc]

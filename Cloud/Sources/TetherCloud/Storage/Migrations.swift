@@ -16,6 +16,7 @@ public enum Migrations {
         Migration(version: 4, name: "IoT tokens for account/bind", statements: Schema.version4),
         Migration(version: 5, name: "whitelist-free registration and device tokens", statements: Schema.version5),
         Migration(version: 6, name: "device shadows", statements: Schema.version6),
+        Migration(version: 7, name: "custom topic classes", statements: Schema.version7),
     ]
 
     /// The newest schema version this build knows.

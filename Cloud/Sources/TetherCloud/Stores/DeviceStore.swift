@@ -1,3 +1,4 @@
+import TetherAlink
 import TetherCore
 
 /// The `devices` table: every statement that reads or writes a device, on a database or inside
@@ -37,7 +38,8 @@ struct DeviceStore: Sendable {
         guard
             let row = try await executor.query(
                 """
-                SELECT did, product_key, device_name, passcode, device_secret, registered_ts, activated_ms, is_disabled, token_hash
+                SELECT did, product_key, device_name, passcode, device_secret, registered_ts, activated_ms, is_disabled, token_hash,
+                    (SELECT user_topics FROM products p WHERE p.product_key = devices.product_key) AS user_topics
                 FROM devices WHERE \(condition)
                 """,
                 binds
@@ -46,7 +48,8 @@ struct DeviceStore: Sendable {
         return DeviceCredentials(
             did: try row.text("did"), productKey: try row.text("product_key"), deviceName: try row.text("device_name"),
             passcode: try row.text("passcode"), deviceSecret: try row.text("device_secret"), registeredAt: try row.int("registered_ts"),
-            isActivated: try row.int("activated_ms") != 0, isDisabled: try row.bool("is_disabled"), tokenHash: try row.text("token_hash")
+            isActivated: try row.int("activated_ms") != 0, isDisabled: try row.bool("is_disabled"), tokenHash: try row.text("token_hash"),
+            userTopics: try row.text("user_topics")
         )
     }
 
@@ -92,6 +95,8 @@ struct DeviceCredentials: Sendable, CustomStringConvertible {
     var isDisabled: Bool
     /// The SHA-256 of the token a whitelist-free device reconnects with; empty for others.
     var tokenHash = ""
+    /// The product's topic classes (``AlinkTopicClasses/encoded``), read with the device.
+    var userTopics = AlinkTopicClasses.standard.encoded
 
     /// A new device of `productKey` named `deviceName`, with fresh identifiers and secrets.
     static func new(productKey: String, deviceName: String) -> DeviceCredentials {

@@ -1,3 +1,4 @@
+import TetherAlink
 import TetherCore
 
 /// The `products` table: each product's key, secret, model and the rules it was created with.
@@ -16,18 +17,26 @@ struct ProductStore: Sendable {
         var sharingEnabled: Bool
         var unsignedRegistration: Bool
         var whitelistFreeRegistration = false
+        var userTopics = AlinkTopicClasses.standard
+    }
+
+    /// False when there is no such product.
+    func setUserTopics(productKey: String, _ classes: AlinkTopicClasses) async throws(StorageError) -> Bool {
+        try await executor.first(
+            "UPDATE products SET user_topics = $2 WHERE product_key = $1 RETURNING product_key", .text(productKey), .text(classes.encoded)) != nil
     }
 
     func insert(_ product: NewProduct, now: Int64) async throws(StorageError) {
         try await executor.query(
             """
             INSERT INTO products (
-                product_key, name, secret, model_format, model_json, sharing_enabled, unsigned_registration, whitelist_free_registration, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                product_key, name, secret, model_format, model_json, sharing_enabled, unsigned_registration, whitelist_free_registration, created_at,
+                user_topics)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
             """,
             .text(product.productKey), .text(product.name), .text(product.secret), .text(product.format.rawValue),
             .text(product.modelJSON), .bool(product.sharingEnabled), .bool(product.unsignedRegistration), .bool(product.whitelistFreeRegistration),
-            .int(now)
+            .int(now), .text(product.userTopics.encoded)
         )
     }
 
