@@ -56,6 +56,13 @@ struct BodyReader {
         return bytes
     }
 
+    /// Required bytes, as padded Base64 text, at most `maximum` of them.
+    func base64(_ key: String, maximum: Int) throws(CloudBodyError) -> [UInt8] {
+        let bytes = try base64(key)
+        guard bytes.count <= maximum else { throw CloudBodyError(field: name(key), "must decode to at most \(maximum) bytes") }
+        return bytes
+    }
+
     /// A required, non-empty string: what a request's required field is.
     func text(_ key: String) throws(CloudBodyError) -> String {
         guard let text = try optionalString(key), !text.isEmpty else { throw CloudBodyError(field: name(key), "is required") }

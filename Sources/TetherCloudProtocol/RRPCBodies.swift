@@ -31,10 +31,7 @@ public struct RRPCCallBody: Sendable, Hashable {
 
     public init(json: JSONValue) throws(CloudBodyError) {
         let reader = try BodyReader(json)
-        let payload = try reader.base64("payload_base64")
-        guard payload.count <= Self.maximumPayload else {
-            throw CloudBodyError(field: "payload_base64", "must decode to at most \(Self.maximumPayload) bytes")
-        }
+        let payload = try reader.base64("payload_base64", maximum: Self.maximumPayload)
         self.init(payload: payload, topic: try reader.optionalString("topic"), timeoutMs: try reader.lenientInt("timeout_ms"))
     }
 

@@ -22,10 +22,7 @@ public struct DevicePublishBody: Sendable, Hashable {
 
     public init(json: JSONValue) throws(CloudBodyError) {
         let reader = try BodyReader(json)
-        let payload = try reader.base64("payload_base64")
-        guard payload.count <= Self.maximumPayload else {
-            throw CloudBodyError(field: "payload_base64", "must decode to at most \(Self.maximumPayload) bytes")
-        }
+        let payload = try reader.base64("payload_base64", maximum: Self.maximumPayload)
         let qos = try reader.optionalInt("qos") ?? 0
         guard qos == 0 || qos == 1 else { throw CloudBodyError(field: "qos", "is 0 or 1") }
         self.init(topic: try reader.text("topic"), payload: payload, qos: Int(qos))

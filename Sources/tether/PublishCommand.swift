@@ -16,23 +16,17 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The topic: /PK/DN/user/… of a class the product's devices subscribe to.")
     var topic: String
 
-    @Option(name: .long, help: "The message, as text.")
-    var payload: String?
-
-    @Option(name: .long, help: "The message, as hex bytes (instead of --payload).")
-    var hex: String?
+    @OptionGroup(title: "The message") var message: PayloadOptions
 
     @Option(name: .long, help: "0 or 1.")
     var qos = 0
 
     func validate() throws {
-        guard (payload == nil) != (hex == nil) else { throw ValidationError("give the message as --payload TEXT or --hex BYTES") }
-        if let hex, [UInt8](tetherHex: hex) == nil { throw ValidationError("--hex takes an even number of hex digits") }
         guard qos == 0 || qos == 1 else { throw ValidationError("--qos is 0 or 1") }
     }
 
     func run() async throws {
-        let bytes = payload.map { Array($0.utf8) } ?? [UInt8](tetherHex: hex ?? "") ?? []
+        let bytes = message.bytes
         let (did, topic, qos) = (self.did, self.topic, self.qos)
         try await options.withClient(lanDiscovery: false) { client in
             let device = try await client.refreshBindings().first { $0.did == did }

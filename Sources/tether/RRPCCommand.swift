@@ -13,11 +13,7 @@ struct RRPCCommand: AsyncParsableCommand {
     @Argument(help: "The device's did.")
     var did: String
 
-    @Option(name: .long, help: "The request, as text.")
-    var payload: String?
-
-    @Option(name: .long, help: "The request, as hex bytes (instead of --payload).")
-    var hex: String?
+    @OptionGroup(title: "The request") var request: PayloadOptions
 
     @Option(name: .long, help: "One of the device's own topics, for a custom RRPC (/PK/DN/user/…); without it, a system RRPC.")
     var topic: String?
@@ -29,13 +25,11 @@ struct RRPCCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard (payload == nil) != (hex == nil) else { throw ValidationError("give the request as --payload TEXT or --hex BYTES") }
-        if let hex, [UInt8](tetherHex: hex) == nil { throw ValidationError("--hex takes an even number of hex digits") }
         guard answerTimeout.isFinite, (0.1...30).contains(answerTimeout) else { throw ValidationError("--answer-timeout takes 0.1 to 30 seconds") }
     }
 
     func run() async throws {
-        let bytes = payload.map { Array($0.utf8) } ?? [UInt8](tetherHex: hex ?? "") ?? []
+        let bytes = request.bytes
         let (did, topic, timeout) = (self.did, self.topic, Duration.milliseconds(Int64((answerTimeout * 1000).rounded())))
         let answer = try await options.withClient(lanDiscovery: false) { client -> [UInt8] in
             let device = try await client.refreshBindings().first { $0.did == did }

@@ -50,11 +50,8 @@ struct RRPCTests {
                 #expect(second.payload == Array("pong:".utf8))
                 #expect(second.messageID != body.messageID)
 
-                let now = Clock.unixNow()
-                let log = try await cloud.call(
-                    .get, "/app/devices/\(device.did)/raw_data?type=cmd&start_time=\(now - 60)&end_time=\(now + 1)&sort=asc&limit=100", token: user.token)
-                let payloads = log["objects"]?.arrayValue?.compactMap { $0["payload_bin"]?.stringValue } ?? []
-                #expect(payloads.contains(Array("ping".utf8).tetherHex) && payloads.contains(Array("pong:ping".utf8).tetherHex), "\(log.text)")
+                let payloads = try await GatewayFixtures.loggedPayloads(cloud, device.did, token: user.token)
+                #expect(payloads.contains(Array("ping".utf8).tetherHex) && payloads.contains(Array("pong:ping".utf8).tetherHex), "\(payloads)")
             }
         }
     }

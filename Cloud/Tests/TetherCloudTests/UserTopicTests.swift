@@ -38,11 +38,8 @@ struct UserTopicTests {
                     #expect(app.pending("s2c_user_topic").isEmpty)
                 }
             }
-            let now = Clock.unixNow()
-            let log = try await cloud.call(
-                .get, "/app/devices/\(device.did)/raw_data?type=cmd&start_time=\(now - 60)&end_time=\(now + 1)&sort=asc&limit=100", token: user.token)
-            let payloads = log["objects"]?.arrayValue?.compactMap { $0["payload_bin"]?.stringValue } ?? []
-            #expect(payloads.contains("0001ff") && !payloads.contains(Array("not mine to send".utf8).tetherHex), "\(log.text)")
+            let payloads = try await GatewayFixtures.loggedPayloads(cloud, device.did, token: user.token)
+            #expect(payloads.contains("0001ff") && !payloads.contains(Array("not mine to send".utf8).tetherHex), "\(payloads)")
         }
     }
 

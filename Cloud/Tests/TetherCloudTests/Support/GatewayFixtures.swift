@@ -56,6 +56,13 @@ enum GatewayFixtures {
         return (stranger, guest, leaving)
     }
 
+    /// The payloads (hex) of the device's traffic log of the last minute, oldest first.
+    static func loggedPayloads(_ cloud: CloudHarness, _ did: String, token: String) async throws -> [String] {
+        let now = Clock.unixNow()
+        let log = try await cloud.call(.get, "/app/devices/\(did)/raw_data?type=cmd&start_time=\(now - 60)&end_time=\(now + 1)&sort=asc&limit=100", token: token)
+        return log["objects"]?.arrayValue?.compactMap { $0["payload_bin"]?.stringValue } ?? []
+    }
+
     static func configuration(_ cloud: CloudHarness, _ device: Administration.CreatedDevice, secret: String? = nil, now: (@Sendable () -> Int64)? = nil) throws -> AlinkDeviceConfiguration {
         AlinkDeviceConfiguration(
             host: "127.0.0.1", port: cloud.mqttPort!,
