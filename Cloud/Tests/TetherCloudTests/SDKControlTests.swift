@@ -1,9 +1,12 @@
 import Foundation
 import Logging
+import NIOCore
 import Testing
 import Tether
 import TetherAgent
 import TetherAlink
+import TetherCore
+import TetherMQTT
 @testable import TetherCloud
 
 /// `Device` control over the LAN and the cloud with one subscription: LAN first, the cloud when
@@ -276,6 +279,56 @@ struct SDKControlTests {
                     #expect(received?.identifier == "Overheat")
                     #expect(received?.type == "alert")
                     #expect(received?.values["Temperature"]?.numberValue == 97.5)
+                }
+            }
+        }
+    }
+
+    @Test("the SDK publishes to a device's custom topic, hears what it publishes, and reads and writes its shadow")
+    func customTopicsAndShadow() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let created = try await GatewayFixtures.device(cloud, product: product)
+            let base = "/\(created.productKey)/\(created.deviceName)/user"
+            try await withTetherClient(configuration: Self.configuration(cloud, products: []), logger: GatewayFixtures.quietLogger) { client in
+                try await client.account!.register(username: "topical", password: "Passw0rd!")
+                let device = try await client.bind(did: created.did, passcode: created.passcode)
+                try await GatewayFixtures.withDevice(cloud, created) { lamp in
+                    try await Self.waitUntilOnline(client, device)
+                    try await device.subscribe()
+                    let events = device.events()
+                    try await lamp.mqtt.publish(MQTTMessage(topic: base + "/update", payload: ByteBuffer(string: "hello app"), qos: .atLeastOnce))
+                    var heard: DeviceTopicMessage?
+                    for await event in events {
+                        if case .topicMessage(let message) = event { heard = message; break }
+                    }
+                    #expect(heard == DeviceTopicMessage(topic: base + "/update", payload: Array("hello app".utf8)))
+
+                    let downlinks = lamp.mqtt.messages()
+                    _ = try await lamp.mqtt.subscribe([MQTTTopicSubscription(filter: base + "/get", qos: .atLeastOnce)])
+                    try await device.publish(topic: base + "/get", payload: Array("hello device".utf8), qos: 1)
+                    for await message in downlinks where message.topic == base + "/get" {
+                        #expect(String(buffer: message.payload) == "hello device")
+                        break
+                    }
+                    do {
+                        try await device.publish(topic: base + "/update", payload: [1])
+                        Issue.record("a publication to a pub class was accepted")
+                    } catch let error as TetherError {
+                        #expect(error.cloudCode == 9015)
+                    }
+
+                    #expect(try await lamp.shadow(.update(ShadowUpdate(reported: .merged(["mode": "eco"]), version: 1))) == .accepted(version: 1))
+                    let shadow = try await device.shadow()
+                    #expect(shadow.reported == ["mode": "eco"] && shadow.version == 1)
+                    #expect(try await device.updateShadow(desired: ["mode": "boost"], version: 2).desired == ["mode": "boost"])
+                    do {
+                        _ = try await device.updateShadow(desired: ["mode": "off"], version: 2)
+                        Issue.record("a stale shadow version was accepted")
+                    } catch let error as TetherError {
+                        #expect(error.cloudCode == 9101)
+                    }
+                    #expect(try await device.clearDesiredShadow(version: 3).desired.isEmpty)
                 }
             }
         }
