@@ -120,6 +120,27 @@ struct ShadowTests {
         }
     }
 
+    @Test("writers racing with one version: exactly one wins, the others get 9101", arguments: TestEngine.allCases)
+    func race(engine: TestEngine) async throws {
+        try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
+            let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
+            let codes = try await withThrowingTaskGroup(of: Int64?.self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        let answer = try await Self.write(cloud, device.did, token: user.token, ShadowDesiredBody(desired: .merged(["writer": .int(Int64(index))]), version: 1))
+                        return answer.status == .ok ? 0 : answer.errorCode
+                    }
+                }
+                var codes: [Int64?] = []
+                for try await code in group { codes.append(code) }
+                return codes
+            }
+            #expect(codes.filter { $0 == 0 }.count == 1 && codes.filter { $0 == 9101 }.count == 7, "\(codes)")
+            let shadow = try DeviceShadowBody(json: try #require(try await Self.read(cloud, device.did, token: user.token).json)).shadow
+            #expect(shadow.version == 1 && shadow.desired.count == 1)
+        }
+    }
+
     @Test("a stranger gets 9017, a guest may read and write, a logged-out user 9004, an unbound user 9017", arguments: TestEngine.allCases)
     func rights(engine: TestEngine) async throws {
         try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in

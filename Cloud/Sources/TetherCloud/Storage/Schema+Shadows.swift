@@ -1,6 +1,6 @@
 extension Schema {
     /// Device shadows (Alink `/shadow/…`): one JSON document per device, with the version every
-    /// write raises; a write compares the version it read, so two nodes cannot both win.
+    /// write raises; a write is conditional on the document it read, so two nodes cannot both win.
     static func version6(_ dialect: SQLDialect) -> [String] {
         [
             """
