@@ -57,6 +57,8 @@ extension CloudError {
     /// Tether: a shadow write named a version not greater than the shadow's (Aliyun's shadow
     /// error 409): read the shadow again and write with a greater version.
     public static let shadowVersionConflict = CloudError(code: 9101, httpStatus: 409, message: "shadow version conflict")
+    /// Tether: a firmware download URL whose signature does not match or whose time is up.
+    public static let downloadURLInvalid = CloudError(code: 9102, httpStatus: 403, message: "download URL invalid or expired")
     /// Tether: no such route, command or session.
     public static let notFound = CloudError(code: 9999, httpStatus: 404, message: "not found")
     /// Tether: the HTTP method is not served at this path.
@@ -69,6 +71,7 @@ extension CloudError {
         .phoneUnavailable, .usernameUnavailable, .usernamePasswordError, .sendCommandFailed, .emailUnavailable,
         .deviceDisabled, .attrInvalid, .userInvalid, .sendSMSFailed, .applicationAuthInvalid, .requestThrottled,
         .deviceOffline, .timestampInvalid, .signatureInvalid, .emailNotActivated, .onlyOwnerCanBind, .deviceTimeout, .shadowVersionConflict,
+        .downloadURLInvalid,
         .notFound,
     ]
 }

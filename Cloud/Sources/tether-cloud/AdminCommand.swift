@@ -9,7 +9,7 @@ struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
         abstract: "Create apps, products and devices; disable accounts; read the outbox.",
-        subcommands: [AppGroup.self, ProductGroup.self, DeviceGroup.self, UserGroup.self, OutboxCommand.self]
+        subcommands: [AppGroup.self, ProductGroup.self, DeviceGroup.self, FirmwareGroup.self, UserGroup.self, OutboxCommand.self]
     )
 
     struct AppGroup: AsyncParsableCommand {
@@ -54,6 +54,63 @@ struct AdminCommand: AsyncParsableCommand {
             func run() async throws {
                 try await options.withAdministration { try await $0.configureThirdParty(appID: app, issuer: thirdParty.thirdPartyIssuer) }
                 options.print(json: ["appId": .string(app), "thirdParty": .bool(!disableThirdParty)], text: "updated \(app)")
+            }
+        }
+    }
+
+    struct FirmwareGroup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "firmware", abstract: "OTA firmware packages: add, list, and signed download URLs.",
+            subcommands: [Add.self, List.self, URLCommand.self])
+
+        static func json(_ record: FirmwareRecord) -> JSONValue {
+            [
+                "id": .int(record.id), "productKey": .string(record.productKey), "module": .string(record.module), "version": .string(record.version),
+                "size": .int(record.size), "sha256": .string(record.sha256), "md5": .string(record.md5), "createdAt": .int(record.createdAt),
+            ]
+        }
+
+        struct Add: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Store a package (its size, SHA-256 and MD5 are computed).")
+            @Option(help: "The product key.") var product: String
+            @Option(help: "The firmware version.") var version: String
+            @Option(help: "The device's module it is for.") var module = "default"
+            @Option(help: "The package file.") var file: String
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+                let record = try await options.withAdministration {
+                    try await $0.addFirmware(productKey: product, module: module, version: version, bytes: Array(data))
+                }
+                options.print(
+                    json: FirmwareGroup.json(record),
+                    text: "firmware \(record.id): \(record.module) \(record.version), \(record.size) bytes, sha256 \(record.sha256)")
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "A product's packages.")
+            @Option(help: "The product key.") var product: String
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                let records = try await options.withAdministration { try await $0.firmware(productKey: product) }
+                let text = records.map { "\($0.id)  \($0.module)  \($0.version)  \($0.size) bytes  \($0.sha256)" }
+                options.print(json: .array(records.map(FirmwareGroup.json)), text: text.isEmpty ? "no firmware" : text.joined(separator: "\n"))
+            }
+        }
+
+        struct URLCommand: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "url", abstract: "A signed, expiring download URL of a package.")
+            @Option(help: "The package's id.") var id: Int64
+            @Option(name: .customLong("public-url"), help: "The cloud's base URL as devices reach it.") var publicURL: String
+            @Option(help: "Seconds the URL stays valid (at most 7 days).") var ttl: Int64 = 3600
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                let url = try await options.withAdministration { try await $0.firmwareURL(id: id, publicURL: publicURL, lifetime: ttl) }
+                options.print(json: ["url": .string(url)], text: url)
             }
         }
     }

@@ -77,6 +77,7 @@ extension CloudAPIError {
     public static func onlyOwnerCanBind(detail: String = "") -> Self { .init(.onlyOwnerCanBind, detail: detail) }
     public static func deviceTimeout(detail: String = "") -> Self { .init(.deviceTimeout, detail: detail) }
     public static func shadowVersionConflict(detail: String = "") -> Self { .init(.shadowVersionConflict, detail: detail) }
+    public static func downloadURLInvalid(detail: String = "") -> Self { .init(.downloadURLInvalid, detail: detail) }
     public static func notFound(detail: String = "") -> Self { .init(.notFound, detail: detail) }
     public static func requestThrottled(detail: String, retryAfter: Int64? = nil) -> Self {
         var error = Self(.requestThrottled, detail: detail)

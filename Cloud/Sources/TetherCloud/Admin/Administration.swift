@@ -70,6 +70,25 @@ public struct Administration: Sendable {
         }
     }
 
+    /// Stores a firmware package (``FirmwareCatalogue/add(productKey:module:version:bytes:)``).
+    public func addFirmware(productKey: String, module: String, version: String, bytes: [UInt8]) async throws -> FirmwareRecord {
+        try await FirmwareCatalogue(database: database).add(productKey: productKey, module: module, version: version, bytes: bytes)
+    }
+
+    public func firmware(productKey: String) async throws -> [FirmwareRecord] {
+        try await FirmwareCatalogue(database: database).packages(productKey: productKey)
+    }
+
+    /// A signed download URL of package `id` under `publicURL`, valid for `lifetime` seconds.
+    public func firmwareURL(id: Int64, publicURL: String, lifetime: Int64) async throws -> String {
+        guard (1...FirmwareDownloads.maximumLifetime).contains(lifetime) else {
+            throw CloudAPIError.formInvalid(detail: "a download URL lives 1 second to 7 days")
+        }
+        guard try await FirmwareCatalogue(database: database).package(id) != nil else { throw CloudAPIError.notFound(detail: "no firmware \(id)") }
+        let query = try await FirmwareDownloads(database: database).query(id: id, expires: Clock.unixNow() + lifetime)
+        return "\(publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL)/ota/firmware/\(id)?\(query)"
+    }
+
     public func products() async throws -> [ProductRecord] {
         try await ProductStore(database).all()
     }

@@ -92,6 +92,7 @@ public struct CloudNode: Sendable {
             accounts: accounts, control: control, rrpc: rrpc, userTopics: UserTopicService(database: database, bus: bus, history: history), history: history
         ).register(on: documented)
         ShadowRoutes(accounts: accounts, shadows: ShadowService(database: database, bus: bus)).register(on: documented)
+        FirmwareRoutes(catalogue: FirmwareCatalogue(database: database), downloads: FirmwareDownloads(database: database)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
         var services: [any Service] = [bus, HubService(hub: hub), rrpc]
         if let gateway { services.append(gateway) }

@@ -17,6 +17,7 @@ public enum Migrations {
         Migration(version: 5, name: "whitelist-free registration and device tokens", statements: Schema.version5),
         Migration(version: 6, name: "device shadows", statements: Schema.version6),
         Migration(version: 7, name: "custom topic classes", statements: Schema.version7),
+        Migration(version: 8, name: "firmware packages and settings", statements: Schema.version8),
     ]
 
     /// The newest schema version this build knows.

@@ -51,4 +51,9 @@ public struct SQLRow: Sendable {
     public func optionalInt(_ column: String) -> Int64? { try? int(column) }
 
     public func bool(_ column: String) throws(StorageError) -> Bool { try int(column) != 0 }
+
+    public func blob(_ column: String) throws(StorageError) -> [UInt8] {
+        guard case .blob(let bytes) = self[column] else { throw .unexpectedValue(column: column) }
+        return bytes
+    }
 }

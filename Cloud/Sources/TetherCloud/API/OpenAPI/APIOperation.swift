@@ -35,6 +35,10 @@ struct APIOperation: Sendable {
             Success(status: 201, description: description, schema: schema, contentType: "application/json")
         }
 
+        static func binary(_ status: Int, _ description: String) -> Success {
+            Success(status: status, description: description, schema: .object(["type": "string", "format": "binary"]), contentType: "application/octet-stream")
+        }
+
         static func text(_ status: Int, _ description: String) -> Success {
             Success(status: status, description: description, schema: .object(["type": "string"]), contentType: "text/plain")
         }
