@@ -32,12 +32,13 @@ enum Secrets {
     }
 
     /// Tokens and codes are stored only as their SHA-256, so a copy of the database logs no one in.
-    static func sha256(_ text: String) -> String {
-        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
-    }
+    static func sha256(_ text: String) -> String { lowercaseHex(SHA256.hash(data: Data(text.utf8))) }
 
-    static func md5(_ text: String) -> String {
-        Insecure.MD5.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    static func md5(_ text: String) -> String { lowercaseHex(Insecure.MD5.hash(data: Data(text.utf8))) }
+
+    /// A digest or a MAC as lowercase hex.
+    static func lowercaseHex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
     }
 
     /// Compares secrets in time independent of where they differ.

@@ -26,8 +26,7 @@ public struct FirmwareCatalogue: Sendable {
         guard try await ProductStore(database).find(productKey) != nil else { throw CloudAPIError.productKeyInvalid(detail: "no product \(productKey)") }
         let package = FirmwareStore.NewPackage(
             productKey: productKey, module: module, version: version,
-            sha256: SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined(),
-            md5: Insecure.MD5.hash(data: bytes).map { String(format: "%02x", $0) }.joined(), chunkSize: Self.chunkSize)
+            sha256: Secrets.lowercaseHex(SHA256.hash(data: bytes)), md5: Secrets.lowercaseHex(Insecure.MD5.hash(data: bytes)), chunkSize: Self.chunkSize)
         do {
             return try await database.transaction { transaction in
                 try await FirmwareStore(transaction).insert(package, bytes: bytes, now: Clock.unixNow())

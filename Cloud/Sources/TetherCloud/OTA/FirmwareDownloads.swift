@@ -27,7 +27,7 @@ struct FirmwareDownloads: Sendable {
 
     static func signature(id: Int64, expires: Int64, key: String) -> String {
         let code = HMAC<SHA256>.authenticationCode(for: Data("\(id)\n\(expires)".utf8), using: SymmetricKey(data: Data(key.utf8)))
-        return code.map { String(format: "%02x", $0) }.joined()
+        return Secrets.lowercaseHex(code)
     }
 
     /// The deployment's key: the first node to need it makes it; the others read that one.
