@@ -12,12 +12,8 @@ extension Device {
     ///   product's devices subscribe to; 9042: not connected; 9017: not bound to the user);
     ///   `TetherError.Code.invalidArgument` without a cloud or a did.
     public func publish(topic: String, payload: [UInt8], qos: Int = 0) async throws(TetherError) {
-        guard let link else { throw TetherError(.invalidArgument, "the client has no cloud configured") }
-        let did = self.did
-        guard !did.isEmpty else { throw TetherError(.invalidArgument, "device \(id) has no did yet") }
-        let account = link.account
-        try await account.withSession { session throws(TetherError) in
-            try await account.api.publish(session, did: did, topic: topic, payload: payload, qos: qos)
+        try await withCloudCall { api, session, did throws(TetherError) in
+            try await api.publish(session, did: did, topic: topic, payload: payload, qos: qos)
         }
     }
 }

@@ -18,12 +18,8 @@ extension Device {
     ///   9042: not connected; 9017: not bound to the user); `TetherError.Code.invalidArgument`
     ///   without a cloud or a did.
     public func rrpc(_ payload: [UInt8], topic: String? = nil, timeout: Duration = .seconds(5)) async throws(TetherError) -> [UInt8] {
-        guard let link else { throw TetherError(.invalidArgument, "the client has no cloud configured") }
-        let did = self.did
-        guard !did.isEmpty else { throw TetherError(.invalidArgument, "device \(id) has no did yet") }
-        let account = link.account
-        return try await account.withSession { session throws(TetherError) in
-            try await account.api.rrpc(session, did: did, payload: payload, topic: topic, timeout: timeout).payload
+        try await withCloudCall { api, session, did throws(TetherError) in
+            try await api.rrpc(session, did: did, payload: payload, topic: topic, timeout: timeout).payload
         }
     }
 }

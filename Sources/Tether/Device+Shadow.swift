@@ -7,10 +7,7 @@ extension Device {
     /// - Throws: `TetherError.Code.cloudRefused` (9017: not bound to the user);
     ///   `TetherError.Code.invalidArgument` without a cloud or a did.
     public func shadow() async throws(TetherError) -> DeviceShadow {
-        let (account, did) = try shadowTarget()
-        return try await account.withSession { session throws(TetherError) in
-            try await account.api.shadow(session, did: did)
-        }
+        try await withCloudCall { api, session, did throws(TetherError) in try await api.shadow(session, did: did) }
     }
 
     /// Writes what the device should be into its shadow and returns the shadow after it. The
@@ -36,15 +33,8 @@ extension Device {
     }
 
     private func writeShadow(_ change: ShadowUpdate.Change, version: Int64) async throws(TetherError) -> DeviceShadow {
-        let (account, did) = try shadowTarget()
-        return try await account.withSession { session throws(TetherError) in
-            try await account.api.updateShadow(session, did: did, desired: change, version: version)
+        try await withCloudCall { api, session, did throws(TetherError) in
+            try await api.updateShadow(session, did: did, desired: change, version: version)
         }
-    }
-
-    private func shadowTarget() throws(TetherError) -> (TetherAccount, String) {
-        guard let link else { throw TetherError(.invalidArgument, "the client has no cloud configured") }
-        guard !did.isEmpty else { throw TetherError(.invalidArgument, "device \(id) has no did yet") }
-        return (link.account, did)
     }
 }

@@ -62,4 +62,20 @@ struct FirmwareTests {
             await #expect(throws: CloudAPIError.self) { _ = try await admin.firmwareURL(id: package.id, publicURL: "http://x", lifetime: 8 * 24 * 3600) }
         }
     }
+
+    @Test("Range headers: one range inside the package, or nothing")
+    func ranges() {
+        typealias Routes = FirmwareRoutes<CloudRequestContext>
+        #expect(Routes.range("bytes=0-99", size: 1000) == 0...99)
+        #expect(Routes.range("bytes=900-", size: 1000) == 900...999)
+        #expect(Routes.range("bytes=990-5000", size: 1000) == 990...999)
+        #expect(Routes.range("bytes=-10", size: 1000) == 990...999)
+        #expect(Routes.range("bytes=-5000", size: 1000) == 0...999)
+        for refused in [
+            "bytes=1000-", "bytes=5-4", "bytes=0-1,5-6", "bytes=-0", "bytes=-", "bytes=a-b", "items=0-1", "bytes=0", "bytes= 0-1", "bytes=--1",
+            "bytes=99999999999999999999-", "bytes=-99999999999999999999", "",
+        ] {
+            #expect(Routes.range(refused, size: 1000) == nil, "\(refused)")
+        }
+    }
 }

@@ -35,10 +35,7 @@ public struct ControlService: Sendable {
     func control(
         _ user: AuthenticatedUser, did: String, _ request: Request, queueSeconds: Int64? = nil, recorded: (CommandRecord) -> Void = { _ in }
     ) async throws -> CommandRecord {
-        guard let device = try await BindingStore(database).device(boundBy: user.uid, did: did) else {
-            throw CloudAPIError.deviceNotBound()
-        }
-        guard !device.isDisabled else { throw CloudAPIError.deviceDisabled() }
+        let device = try await DeviceAccess(database: database).controllable(by: user, did: did)
         let model = try await catalogue.model(device.productKey)
         let kind: CommandKind
         let body: JSONValue

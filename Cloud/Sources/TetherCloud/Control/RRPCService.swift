@@ -52,8 +52,7 @@ final class RRPCService: Service, Sendable {
         guard request.payload.count <= RRPCCallBody.maximumPayload else {
             throw CloudAPIError.formInvalid(detail: "the payload is at most \(RRPCCallBody.maximumPayload) bytes")
         }
-        guard let device = try await BindingStore(database).device(boundBy: user.uid, did: did) else { throw CloudAPIError.deviceNotBound() }
-        guard !device.isDisabled else { throw CloudAPIError.deviceDisabled() }
+        let device = try await DeviceAccess(database: database).controllable(by: user, did: did)
         if let topic = request.topic { try Self.checkCustomTopic(topic, of: device) }
         guard device.isOnline else { throw CloudAPIError.deviceOffline() }
 
@@ -107,9 +106,7 @@ final class RRPCService: Service, Sendable {
 
     /// Custom RRPC goes to one of the device's own topics, never a wildcard.
     static func checkCustomTopic(_ topic: String, of device: DeviceRecord) throws {
-        guard !topic.contains("+"), !topic.contains("#"), let parsed = AlinkDeviceTopic(parsing: topic), parsed.rrpcMessageID == nil,
-            parsed.device.productKey == device.productKey, parsed.device.deviceName == device.deviceName
-        else {
+        guard let parsed = device.ownTopic(topic) else {
             throw CloudAPIError.formInvalid(detail: "topic must be one of the device's own topics (/{pk}/{dn}/user/… or /sys/{pk}/{dn}/thing/service/…)")
         }
         switch parsed.topic {

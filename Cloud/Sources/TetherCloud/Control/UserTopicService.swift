@@ -12,11 +12,8 @@ struct UserTopicService: Sendable {
     let history: DeviceHistory
 
     func publish(_ user: AuthenticatedUser, did: String, _ body: DevicePublishBody) async throws {
-        guard let device = try await BindingStore(database).device(boundBy: user.uid, did: did) else { throw CloudAPIError.deviceNotBound() }
-        guard !device.isDisabled else { throw CloudAPIError.deviceDisabled() }
-        guard !body.topic.contains("+"), !body.topic.contains("#"), let parsed = AlinkDeviceTopic(parsing: body.topic), parsed.rrpcMessageID == nil,
-            case .user(let path) = parsed.topic, parsed.device.productKey == device.productKey, parsed.device.deviceName == device.deviceName
-        else {
+        let device = try await DeviceAccess(database: database).controllable(by: user, did: did)
+        guard case .user(let path)? = device.ownTopic(body.topic)?.topic else {
             throw CloudAPIError.formInvalid(detail: "topic must be one of the device's own custom topics, /\(device.productKey)/\(device.deviceName)/user/…")
         }
         guard let product = try await ProductStore(database).find(device.productKey), product.userTopics.allowsDelivery(path: Substring(path)) else {

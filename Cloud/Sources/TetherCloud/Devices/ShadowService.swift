@@ -13,14 +13,13 @@ struct ShadowService: Sendable {
 
     /// The shadow of a device the user is bound to.
     func shadow(_ user: AuthenticatedUser, did: String) async throws -> DeviceShadowBody {
-        guard try await BindingStore(database).device(boundBy: user.uid, did: did) != nil else { throw CloudAPIError.deviceNotBound() }
+        _ = try await DeviceAccess(database: database).readable(by: user, did: did)
         return DeviceShadowBody(did: did, shadow: try await documents.read(did: did))
     }
 
     /// Writes the desired section; any bound user may, as any bound user may control.
     func updateDesired(_ user: AuthenticatedUser, did: String, _ body: ShadowDesiredBody) async throws -> DeviceShadowBody {
-        guard let device = try await BindingStore(database).device(boundBy: user.uid, did: did) else { throw CloudAPIError.deviceNotBound() }
-        guard !device.isDisabled else { throw CloudAPIError.deviceDisabled() }
+        _ = try await DeviceAccess(database: database).controllable(by: user, did: did)
         let shadow: DeviceShadow
         do {
             shadow = try await documents.write(did: did, ShadowUpdate(desired: body.desired, version: body.version), by: .app)
@@ -30,7 +29,7 @@ struct ShadowService: Sendable {
             default: throw CloudAPIError.formInvalid(detail: refusal.message)
             }
         }
-        await bus.publish(.shadowDesired(did: did, version: shadow.version))
+        await bus.publish(.shadowDesired(did: did))
         return DeviceShadowBody(did: did, shadow: shadow)
     }
 }

@@ -178,7 +178,7 @@ public final class DeviceGateway: Service, Sendable {
                     if let command = try await ledger.find(commandID) { try await delivery.send(command) }
                 case .rrpcRequest(let request):
                     try await rrpc.send(request)
-                case .shadowDesired(let did, _):
+                case .shadowDesired(let did):
                     try await shadows.pushDesired(did: did)
                 case .userPublish(let did, let topic, let hex, let qos):
                     try await publishToDevice(did: did, topic: topic, payloadHex: hex, qos: qos)

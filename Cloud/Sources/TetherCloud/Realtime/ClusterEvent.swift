@@ -23,9 +23,9 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     /// The device answered an RRPC call (`payloadHex`), or it could not be sent to it (nil), for
     /// the node whose caller waits.
     case rrpcAnswer(messageID: String, did: String, payloadHex: String?)
-    /// An app changed what it desires of a device's shadow (now at `version`), for the node
-    /// that holds the device's connection to push it.
-    case shadowDesired(did: String, version: Int64)
+    /// An app changed what it desires of a device's shadow, for the node that holds the
+    /// device's connection to push the shadow as it is then.
+    case shadowDesired(did: String)
     /// A device published on one of its custom topics (`/{pk}/{dn}/user/…`), for the apps
     /// subscribed to it on any node.
     case userMessage(did: String, topic: String, payloadHex: String, atMs: Int64)
@@ -39,7 +39,7 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     public var did: String {
         switch self {
         case .status(let did, _, _), .event(let did, _, _, _, _), .raw(let did, _, _), .presence(let did, _, _, _),
-            .deliver(_, let did), .binding(_, let did, _), .rrpcAnswer(_, let did, _), .shadowDesired(let did, _),
+            .deliver(_, let did), .binding(_, let did, _), .rrpcAnswer(_, let did, _), .shadowDesired(let did),
             .userMessage(let did, _, _, _), .userPublish(let did, _, _, _):
             return did
         case .rrpcRequest(let request):
