@@ -79,6 +79,7 @@ let package = Package(
                 .product(name: "TetherAgent", package: "Tether"),
                 .product(name: "TetherAlink", package: "Tether"),
                 .product(name: "TetherCloudClient", package: "Tether"),
+                .product(name: "TetherCloudProtocol", package: "Tether"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -40,6 +40,9 @@ public enum DeviceEvent: Hashable, Sendable {
     /// What an Alink device published on one of its custom topics (`/{pk}/{dn}/user/…`),
     /// passed on while the device is subscribed through the cloud.
     case topicMessage(DeviceTopicMessage)
+    /// A firmware upgrade of the device moved on (offered, progress, applied, failed), passed
+    /// on while the device is subscribed through the cloud.
+    case firmwareUpgrade(FirmwareUpgrade)
     /// The device sent something the client could not read (a report that does not fit the
     /// product model, for instance). The connection stays up.
     case error(TetherError)

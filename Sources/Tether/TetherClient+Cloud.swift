@@ -187,6 +187,8 @@ extension TetherClient {
             device(did: did)?.emit(.modelEvent(DeviceModelEvent(identifier: identifier, type: type, values: values)))
         case .userTopic(let did, let topic, let payload):
             device(did: did)?.emit(.topicMessage(DeviceTopicMessage(topic: topic, payload: payload)))
+        case .upgrade(let upgrade):
+            device(did: upgrade.did)?.emit(.firmwareUpgrade(upgrade))
         case .writeFailed(let did, let sn, let error):
             device(did: did)?.cloudWriteFailed(sn: sn, error: error)
         }

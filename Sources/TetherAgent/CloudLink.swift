@@ -13,13 +13,16 @@ public struct CloudLink: Sendable {
     public let device: VirtualDevice
     /// The gateway to connect to and the Alink identity and secret the device signs in with.
     public let configuration: AlinkDeviceConfiguration
+    /// What goes wrong in the device's firmware upgrades, on purpose.
+    public let firmwareFaults: FirmwareFaults
     let logger: Logger
 
     /// A link for `device`; nothing connects until ``run()``. Its log lines carry the Alink device as
     /// `alink.device` metadata.
-    public init(device: VirtualDevice, configuration: AlinkDeviceConfiguration, logger: Logger) {
+    public init(device: VirtualDevice, configuration: AlinkDeviceConfiguration, firmwareFaults: FirmwareFaults = FirmwareFaults(), logger: Logger) {
         self.device = device
         self.configuration = configuration
+        self.firmwareFaults = firmwareFaults
         var logger = logger
         logger[metadataKey: "alink.device"] = "\(configuration.device)"
         self.logger = logger
@@ -56,6 +59,10 @@ public struct CloudLink: Sendable {
         // meanwhile differs from it and is reported.
         let initial = device.status.allValues
         try await post(initial, client)
+        try await client.reportFirmwareVersion(device.firmwareVersion)
+        // One upgrade at a time, beside the device's other work: a download takes a while.
+        let (notices, offered) = AsyncStream.makeStream(of: FirmwareUpgradeNotice.self, bufferingPolicy: .bufferingNewest(1))
+        let updater = FirmwareUpdater(device: device, faults: firmwareFaults, downloader: FirmwareDownloader(logger: logger), logger: logger)
         // Each task below runs for the connection's life; the first to end ends the link.
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -70,11 +77,28 @@ public struct CloudLink: Sendable {
             group.addTask {
                 // After a reconnect the cloud may have missed changes: report everything again.
                 for await event in connections {
-                    if case .connected(_) = event { try? await post(device.status.allValues, client) }
+                    guard case .connected(_) = event else { continue }
+                    try? await post(device.status.allValues, client)
+                    try? await client.reportFirmwareVersion(device.firmwareVersion)
                 }
             }
             group.addTask {
-                for await downlink in downlinks { await handle(downlink, client) }
+                for await downlink in downlinks {
+                    guard case .firmwareUpgrade = downlink.topic.topic else {
+                        await handle(downlink, client)
+                        continue
+                    }
+                    do {
+                        if let notice = try FirmwareUpgradeNotice(parsing: downlink.payload.readableBytesView) { offered.yield(notice) }
+                    } catch {
+                        logger.warning("unreadable upgrade notice", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+            group.addTask {
+                for await notice in notices where notice.version != device.firmwareVersion {
+                    await updater.upgrade(notice, client: client)
+                }
             }
             try await group.next()
             group.cancelAll()

@@ -210,7 +210,7 @@ public final class LANDeviceServer: Sendable {
 
     private var deviceInfo: GizwitsDeviceInfo {
         let identity = device.identity
-        return GizwitsDeviceInfo(did: identity.did, mac: identity.mac, firmwareVersion: identity.firmwareVersion, productKey: identity.productKey)
+        return GizwitsDeviceInfo(did: identity.did, mac: identity.mac, firmwareVersion: device.firmwareVersion, productKey: identity.productKey)
     }
 
     private func announce(_ message: GizwitsLANMessage, through outbound: NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>) async {
@@ -233,9 +233,9 @@ public final class LANDeviceServer: Sendable {
 
     private var hardwareInfo: GizwitsHardwareInfo {
         GizwitsHardwareInfo(
-            wifiHardwareVersion: "TETHER", wifiSoftwareVersion: device.identity.firmwareVersion,
+            wifiHardwareVersion: "TETHER", wifiSoftwareVersion: device.firmwareVersion,
             mcuHardwareVersion: "SIM", mcuSoftwareVersion: "1", p0Version: "00000004",
-            wifiFirmwareVersion: device.identity.firmwareVersion, productKey: device.identity.productKey
+            wifiFirmwareVersion: device.firmwareVersion, productKey: device.identity.productKey
         )
     }
 

@@ -22,6 +22,7 @@ public final class VirtualDevice: Sendable {
         var onboarding: Bool
         var muted = false
         var wifi: (ssid: String, key: String)?
+        var firmwareVersion: String
     }
 
     private let state: Mutex<State>
@@ -37,7 +38,7 @@ public final class VirtualDevice: Sendable {
         self.codec = try P0Codec(model: model)
         var initial = Self.defaultValues(for: model)
         for (name, value) in values { initial[name] = try model.normalize(value, for: name) }
-        self.state = Mutex(State(values: initial, bindingWindowOpen: bindable, onboarding: onboarding))
+        self.state = Mutex(State(values: initial, bindingWindowOpen: bindable, onboarding: onboarding, firmwareVersion: identity.firmwareVersion))
     }
 
     /// A snapshot of every data point's current value.
@@ -59,6 +60,12 @@ public final class VirtualDevice: Sendable {
     /// Whether the device waits for Wi-Fi credentials over SoftAP (UDP `0x0001`); cleared once it
     /// accepts them.
     public var isOnboarding: Bool { state.withLock { $0.onboarding } }
+
+    /// The firmware version the device runs: its identity's at first, a new one after an upgrade.
+    public var firmwareVersion: String {
+        get { state.withLock { $0.firmwareVersion } }
+        set { state.withLock { $0.firmwareVersion = newValue } }
+    }
 
     /// The SSID received by SoftAP onboarding, if any.
     public var configuredSSID: String? { state.withLock { $0.wifi?.ssid } }
@@ -162,4 +169,10 @@ public enum VirtualDeviceEvent: Sendable {
     case cloudUnreachable(String)
     /// The cloud called a service of the device's model.
     case serviceCalled(String, JSONValue)
+    /// The cloud offered firmware `version`; the download began.
+    case upgradeStarted(version: String)
+    /// The device now runs firmware `version`.
+    case upgraded(version: String)
+    /// An upgrade failed at `step` (Aliyun's negative steps: -2 download, -3 verification).
+    case upgradeFailed(step: Int, reason: String)
 }

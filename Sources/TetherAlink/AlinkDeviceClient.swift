@@ -4,8 +4,8 @@ public import TetherCore
 public import TetherMQTT
 import Synchronization
 
-/// A request from the cloud to a device: a property set or get, a service call, raw bytes, or
-/// an RRPC (system, or custom on a user topic).
+/// A request from the cloud to a device: a property set or get, a service call, raw bytes, an
+/// RRPC (system, or custom on a user topic), a shadow pushed, or an upgrade offered.
 public struct AlinkDownlink: Sendable {
     /// The topic the request came on, which decides where the reply goes.
     public var topic: AlinkDeviceTopic
@@ -61,7 +61,8 @@ public final class AlinkDeviceClient: Sendable {
         let filters = [
             "\(base)/thing/service/+", "\(base)/thing/service/property/+", "\(base)/thing/event/+/post_reply",
             "\(base)/thing/model/down_raw", "\(base)/thing/model/up_raw_reply", "\(base)/rrpc/request/+",
-            AlinkDeviceTopic(device: device, topic: .shadowGet).name,
+            AlinkDeviceTopic(device: device, topic: .shadowGet).name, AlinkDeviceTopic(device: device, topic: .firmwareUpgrade).name,
+            "\(base)/thing/ota/firmware/get_reply",
         ].map { MQTTTopicSubscription(filter: $0, qos: .atLeastOnce) }
         var logger = logger
         logger[metadataKey: "alink.device"] = "\(device)"
@@ -84,17 +85,28 @@ public final class AlinkDeviceClient: Sendable {
             group.addTask {
                 for try await message in messages { self.receive(message) }
             }
+            let connection = mqtt.events()
+            group.addTask {
+                // Shadow replies carry no id: one lost with a connection must not answer a later request.
+                for await event in connection {
+                    if case .disconnected = event { self.failShadowWaiters(TetherError(.connectionFailed, "the connection dropped before the shadow reply")) }
+                }
+            }
             defer { group.cancelAll() }
             let result = try await body(self)
             let closing = TetherError(.cancelled, "the device client is closing")
             waiters.failAll(closing)
-            let shadowWaiting = shadowWaiters.withLock { waiters in
-                defer { waiters = [] }
-                return waiters
-            }
-            for waiter in shadowWaiting { waiter.resolve(.failure(closing)) }
+            failShadowWaiters(closing)
             return result
         }
+    }
+
+    private func failShadowWaiters(_ error: TetherError) {
+        let waiting = shadowWaiters.withLock { waiters in
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in waiting { waiter.resolve(.failure(error)) }
     }
 
     /// Requests from the cloud from now on.
@@ -129,6 +141,37 @@ public final class AlinkDeviceClient: Sendable {
         return try await answer.result(within: timeout) {
             .failure(TetherError(.timeout, "no answer to the shadow request within \(timeout)"))
         }.get()
+    }
+
+    /// Tells the cloud which firmware version a module runs (`/ota/device/inform/{pk}/{dn}`):
+    /// after connecting, and after an upgrade (which completes it). No answer comes.
+    public func reportFirmwareVersion(_ version: String, module: String = "default") async throws(TetherError) {
+        guard FirmwareLimits.isName(version), FirmwareLimits.isName(module) else {
+            throw TetherError(.invalidArgument, "a firmware version and module are 1 to 64 printable characters without spaces or /")
+        }
+        let report = FirmwareVersionReport(id: waiters.nextID(), version: version, module: module)
+        try await publish(.firmwareInform, payload: ByteBuffer(bytes: report.bytes), qos: .atLeastOnce)
+    }
+
+    /// Tells the cloud how far an upgrade went (`/ota/device/progress/{pk}/{dn}`): 1…100 percent,
+    /// or one of the negative failure steps. No answer comes.
+    public func reportUpgradeProgress(step: Int, desc: String = "", module: String = "default") async throws(TetherError) {
+        guard (-4...100).contains(step), FirmwareLimits.isName(module) else {
+            throw TetherError(.invalidArgument, "an upgrade step is -4 to 100, for a module named 1 to 64 printable characters")
+        }
+        let report = FirmwareProgressReport(id: waiters.nextID(), step: step, desc: desc, module: module)
+        try await publish(.firmwareProgress, payload: ByteBuffer(bytes: report.bytes), qos: .atLeastOnce)
+    }
+
+    /// Asks the cloud for the upgrade waiting for this device (`thing/ota/firmware/get`); nil
+    /// when there is none. Upgrades the cloud pushes arrive through ``downlinks()`` (topic
+    /// `.firmwareUpgrade`; read them with ``FirmwareUpgradeNotice/init(parsing:)``).
+    public func queryFirmware(module: String? = nil) async throws(TetherError) -> FirmwareUpgradeNotice? {
+        var params = JSONObject()
+        if let module { params["module"] = .string(module) }
+        let reply = try await request(.firmwareGet, method: "thing.ota.firmware.get", params: .object(params))
+        guard reply.isSuccess else { throw TetherError(.cloudRefused, "the cloud answered the firmware query with \(reply.code): \(reply.message)") }
+        return try FirmwareUpgradeNotice(parsing: reply.bytes)
     }
 
     /// Answers a downlink: on the request's `_reply` topic, or on the RRPC response topic.
@@ -178,7 +221,7 @@ public final class AlinkDeviceClient: Sendable {
         }
         let bytes = message.payload.readableBytesView
         switch topic.topic {
-        case .propertyPostReply, .eventPostReply:
+        case .propertyPostReply, .eventPostReply, .firmwareGetReply:
             do {
                 _ = waiters.resolve(try AlinkReply(parsing: bytes))
             } catch {
@@ -191,7 +234,7 @@ public final class AlinkDeviceClient: Sendable {
             } catch {
                 logger.warning("unreadable request from the cloud", metadata: ["mqtt.topic": "\(message.topic)", "error": "\(error)"])
             }
-        case .downRaw, .rrpcRequest, .upRawReply:
+        case .downRaw, .rrpcRequest, .upRawReply, .firmwareUpgrade:
             downlinkBroadcast.yield(AlinkDownlink(topic: topic, request: nil, payload: message.payload))
         case .shadowGet:
             let reply: ShadowReply

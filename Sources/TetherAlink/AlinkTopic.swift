@@ -19,6 +19,11 @@ public enum AlinkTopic: Hashable, Sendable {
     /// `/shadow/update/{pk}/{dn}` (up: the device's shadow requests) and `/shadow/get/{pk}/{dn}`
     /// (down: the cloud's replies and pushes).
     case shadowUpdate, shadowGet
+    /// `/ota/device/inform|progress/{pk}/{dn}` (up: the version a device runs, how far an
+    /// upgrade went) and `/ota/device/upgrade/{pk}/{dn}` (down: an upgrade offered).
+    case firmwareInform, firmwareProgress, firmwareUpgrade
+    /// `thing/ota/firmware/get` (up: the device asks for its upgrade) and its `_reply`.
+    case firmwareGet, firmwareGetReply
     /// Any other `/sys/{pk}/{dn}/{rest}` topic (OTA, tags, gateway topics, …).
     case system(String)
 
@@ -44,6 +49,11 @@ public enum AlinkTopic: Hashable, Sendable {
         case .user(let rest): return "user/\(rest)"
         case .shadowUpdate: return "update"
         case .shadowGet: return "get"
+        case .firmwareInform: return "inform"
+        case .firmwareProgress: return "progress"
+        case .firmwareUpgrade: return "upgrade"
+        case .firmwareGet: return "thing/ota/firmware/get"
+        case .firmwareGetReply: return "thing/ota/firmware/get_reply"
         case .system(let rest): return rest
         }
     }
@@ -58,6 +68,7 @@ public enum AlinkTopic: Hashable, Sendable {
         case .service(let identifier): return .serviceReply(identifier)
         case .upRaw: return .upRawReply
         case .downRaw: return .downRawReply
+        case .firmwareGet: return .firmwareGetReply
         // Other system requests (account/bind, deviceinfo/update, …) are answered on `…_reply`.
         case .system(let path) where !path.hasSuffix("_reply"): return .system(path + "_reply")
         default: return nil
@@ -96,6 +107,9 @@ public enum AlinkTopic: Hashable, Sendable {
             } else {
                 self = .service(String(name))
             }
+            return
+        case 4 where levels[0] == "thing" && levels[1] == "ota" && levels[2] == "firmware" && (levels[3] == "get" || levels[3] == "get_reply"):
+            self = levels[3] == "get" ? .firmwareGet : .firmwareGetReply
             return
         case 4 where levels[0] == "thing" && levels[1] == "service" && levels[2] == "property":
             switch levels[3] {
@@ -146,6 +160,8 @@ public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
             base = "/\(device.productKey)/\(device.deviceName)/\(topic.path)"
         case .shadowUpdate, .shadowGet:
             base = "/shadow/\(topic.path)/\(device.productKey)/\(device.deviceName)"
+        case .firmwareInform, .firmwareProgress, .firmwareUpgrade:
+            base = "/ota/device/\(topic.path)/\(device.productKey)/\(device.deviceName)"
         default:
             base = "/sys/\(device.productKey)/\(device.deviceName)/\(topic.path)"
         }
@@ -156,7 +172,7 @@ public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
     public var description: String { name }
 
     /// Reads `/sys/{pk}/{dn}/…`, `/{pk}/{dn}/user/…` and either behind `/ext/rrpc/{id}`, and
-    /// `/shadow/update|get/{pk}/{dn}`; nil for anything else, including names that are not valid
+    /// `/shadow/update|get/{pk}/{dn}` and `/ota/device/inform|progress|upgrade/{pk}/{dn}`; nil for anything else, including names that are not valid
     /// product keys or device names.
     public init?(parsing name: String) {
         var rest = Substring(name)
@@ -175,6 +191,15 @@ public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
             else { return nil }
             self.init(device: device, topic: levels[2] == "update" ? .shadowUpdate : .shadowGet)
             return
+        }
+        if levels[1] == "ota", levels[2] == "device", levels.count == 5, rrpc == nil {
+            let topics: [Substring: AlinkTopic] = ["inform": .firmwareInform, "progress": .firmwareProgress, "upgrade": .firmwareUpgrade]
+            let rest = levels[4].split(separator: "/", omittingEmptySubsequences: false)
+            if let topic = topics[levels[3]] {
+                guard rest.count == 2, let device = try? AlinkDeviceIdentity(productKey: String(rest[0]), deviceName: String(rest[1])) else { return nil }
+                self.init(device: device, topic: topic)
+                return
+            }
         }
         if levels[1] == "sys", levels.count == 5 {
             guard let device = try? AlinkDeviceIdentity(productKey: String(levels[2]), deviceName: String(levels[3])) else { return nil }

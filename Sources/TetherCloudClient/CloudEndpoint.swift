@@ -22,34 +22,9 @@ public struct CloudEndpoint: Hashable, Sendable, CustomStringConvertible {
 
     /// Reads `http://host[:port][/prefix]` or `https://…`.
     public init(url: String) throws(TetherError) {
-        let secure: Bool
-        var rest: Substring
-        if url.hasPrefix("https://") {
-            secure = true
-            rest = url.dropFirst("https://".count)
-        } else if url.hasPrefix("http://") {
-            secure = false
-            rest = url.dropFirst("http://".count)
-        } else {
-            throw TetherError(.invalidArgument, "a cloud address is http://HOST[:PORT] or https://HOST[:PORT] (got \(url))")
-        }
-        var path = ""
-        if let slash = rest.firstIndex(of: "/") {
-            path = String(rest[slash...])
-            rest = rest[..<slash]
-        }
-        var host = String(rest)
-        var port: Int?
-        if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
-            guard let number = Int(rest[rest.index(after: colon)...]), (1...65_535).contains(number) else {
-                throw TetherError(.invalidArgument, "the port of \(url) is not a number from 1 to 65535")
-            }
-            port = number
-            host = String(rest[..<colon])
-        }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { throw TetherError(.invalidArgument, "\(url) names no host") }
-        self.init(isSecure: secure, host: host, port: port, basePath: path)
+        let parsed = try HTTPURL(parsing: url)
+        guard !parsed.target.contains("?") else { throw TetherError(.invalidArgument, "a cloud address has no query (got \(url))") }
+        self.init(isSecure: parsed.isSecure, host: parsed.host, port: parsed.port, basePath: parsed.target)
     }
 
     public var description: String {

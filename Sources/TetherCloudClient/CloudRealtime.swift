@@ -48,6 +48,8 @@ public enum CloudRealtimeEvent: Sendable, Hashable {
     case event(did: String, identifier: String, type: String, values: JSONValue)
     /// What an Alink device published on one of its custom topics (Tether's `s2c_user_topic`).
     case userTopic(did: String, topic: String, payload: [UInt8])
+    /// A firmware upgrade of a subscribed device moved on (Tether's `s2c_upgrade`).
+    case upgrade(FirmwareUpgrade)
     /// A write that the cloud had accepted failed later (the device rejected it, or it expired).
     case writeFailed(did: String, sn: Int, error: TetherError)
 }

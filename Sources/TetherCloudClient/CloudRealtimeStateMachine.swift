@@ -221,6 +221,9 @@ struct CloudRealtimeStateMachine<Login: Sendable, Subscription: Sendable, Write:
         case .userTopic(let message):
             guard isSubscribed(message.did) else { return [] }
             return [.emit(.userTopic(did: message.did, topic: message.topic, payload: message.payload))]
+        case .upgrade(let upgrade):
+            guard isSubscribed(upgrade.did) else { return [] }
+            return [.emit(.upgrade(FirmwareUpgrade(upgrade)))]
         case .pong, .login, .subscribe, .write, .read, .raw, .acknowledge, .ping:
             return []
         }

@@ -256,6 +256,25 @@ public struct TetherCloudAPI: Sendable {
         _ = try await call(.POST, "/app/devices/\(did)/publish", body: DevicePublishBody(topic: topic, payload: payload, qos: qos).json, session: session)
     }
 
+    /// What the device runs, its product's firmware packages and its upgrades (Tether
+    /// extension `GET /app/devices/{did}/firmware`).
+    public func firmware(_ session: CloudSession, did: String) async throws(TetherError) -> DeviceFirmware {
+        DeviceFirmware(try decodeBody("the firmware", try await call(.GET, "/app/devices/\(did)/firmware", session: session), as: DeviceFirmwareBody.init(json:)))
+    }
+
+    /// Offers firmware package `firmwareID` to the device (Tether extension
+    /// `POST /app/devices/{did}/firmware/upgrade`): now if it is connected, else when it
+    /// connects within `ttl` (default one day). Returns the ledger entry; progress comes as
+    /// ``CloudRealtimeEvent/upgrade(_:)`` to subscribed apps.
+    ///
+    /// - Throws: `TetherError.Code.cloudRefused` with 9103 for a guest, 9104 while an upgrade of
+    ///   the same module is under way, 9015 when the device already runs that version, 9999 for
+    ///   a package of another product.
+    public func upgradeFirmware(_ session: CloudSession, did: String, firmwareID: Int64, ttl: Duration? = nil) async throws(TetherError) -> CloudCommand {
+        let body = FirmwareUpgradeRequestBody(firmwareID: firmwareID, ttl: ttl.map { $0.components.seconds })
+        return try CloudCommand(json: try await call(.POST, "/app/devices/\(did)/firmware/upgrade", body: body.json, session: session))
+    }
+
     /// A command of the ledger (Tether extension).
     public func command(_ session: CloudSession, id: Int64) async throws(TetherError) -> CloudCommand {
         try CloudCommand(json: try await call(.GET, "/app/commands/\(id)", session: session))

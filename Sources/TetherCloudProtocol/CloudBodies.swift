@@ -173,6 +173,8 @@ public struct CommandBody: Sendable, Hashable {
         case attrs
         case raw
         case service
+        /// A firmware upgrade (`upgrade`).
+        case ota
     }
 
     public var id: Int64
@@ -194,11 +196,12 @@ public struct CommandBody: Sendable, Hashable {
     public var service: String?
     public var params: JSONValue?
     public var output: JSONValue?
+    public var upgrade: FirmwareUpgradeBody?
 
     public init(
         id: Int64, did: String, kind: Kind, state: String, code: Int? = nil, message: String = "", createdAt: Int64 = 0, updatedAt: Int64 = 0,
         sentAt: Int64? = nil, queueUntil: Int64? = nil, attrs: JSONValue? = nil, raw: String? = nil, service: String? = nil,
-        params: JSONValue? = nil, output: JSONValue? = nil
+        params: JSONValue? = nil, output: JSONValue? = nil, upgrade: FirmwareUpgradeBody? = nil
     ) {
         self.id = id
         self.did = did
@@ -215,19 +218,21 @@ public struct CommandBody: Sendable, Hashable {
         self.service = service
         self.params = params
         self.output = output
+        self.upgrade = upgrade
     }
 
     public init(json: JSONValue) throws(CloudBodyError) {
         let reader = try BodyReader(json)
         let kindText = try reader.string("kind")
-        guard let kind = Kind(rawValue: kindText) else { throw CloudBodyError(field: "kind", "must be attrs, raw or service, not \(kindText)") }
+        guard let kind = Kind(rawValue: kindText) else { throw CloudBodyError(field: "kind", "must be attrs, raw, service or ota, not \(kindText)") }
         self.init(
             id: try reader.int("id"), did: try reader.string("did"), kind: kind, state: try reader.string("state"),
             code: try reader.optionalInt("code").map { Int(clamping: $0) }, message: try reader.optionalString("message") ?? "",
             createdAt: try reader.optionalInt("created_at") ?? 0, updatedAt: try reader.optionalInt("updated_at") ?? 0,
             sentAt: try reader.optionalInt("sent_at"), queueUntil: try reader.optionalInt("queue_until"),
             attrs: reader.value("attrs"), raw: try reader.optionalString("raw"), service: try reader.optionalString("service"),
-            params: reader.value("params"), output: reader.value("output")
+            params: reader.value("params"), output: reader.value("output"),
+            upgrade: try reader.value("upgrade").map { value throws(CloudBodyError) in try FirmwareUpgradeBody(json: value) }
         )
     }
 
@@ -243,6 +248,7 @@ public struct CommandBody: Sendable, Hashable {
         if let service { object["service"] = .string(service) }
         if let params { object["params"] = params }
         if let output { object["output"] = output }
+        if let upgrade { object["upgrade"] = upgrade.json }
         return .object(object)
     }
 }

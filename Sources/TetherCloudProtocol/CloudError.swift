@@ -59,6 +59,12 @@ extension CloudError {
     public static let shadowVersionConflict = CloudError(code: 9101, httpStatus: 409, message: "shadow version conflict")
     /// Tether: a firmware download URL whose signature does not match or whose time is up.
     public static let downloadURLInvalid = CloudError(code: 9102, httpStatus: 403, message: "download URL invalid or expired")
+    /// Tether: a guest of a shared device asked to upgrade its firmware; only the users it is
+    /// bound to as owner (or, without sharing, any binder) may.
+    public static let upgradeNotAllowed = CloudError(code: 9103, httpStatus: 403, message: "upgrade not allowed")
+    /// Tether: the device's module already has an upgrade under way (queued, offered or in
+    /// progress): wait for its end, or for its expiry.
+    public static let upgradeInProgress = CloudError(code: 9104, httpStatus: 409, message: "upgrade in progress")
     /// Tether: no such route, command or session.
     public static let notFound = CloudError(code: 9999, httpStatus: 404, message: "not found")
     /// Tether: the HTTP method is not served at this path.
@@ -71,7 +77,7 @@ extension CloudError {
         .phoneUnavailable, .usernameUnavailable, .usernamePasswordError, .sendCommandFailed, .emailUnavailable,
         .deviceDisabled, .attrInvalid, .userInvalid, .sendSMSFailed, .applicationAuthInvalid, .requestThrottled,
         .deviceOffline, .timestampInvalid, .signatureInvalid, .emailNotActivated, .onlyOwnerCanBind, .deviceTimeout, .shadowVersionConflict,
-        .downloadURLInvalid,
+        .downloadURLInvalid, .upgradeNotAllowed, .upgradeInProgress,
         .notFound,
     ]
 }

@@ -141,6 +141,13 @@ extension M2MFrame {
                     did: try reader.string("did", in: data), topic: try reader.string("topic", in: data), payload: payload,
                     timestamp: try reader.optionalInt("timestamp", in: data) ?? 0
                 ))
+        case "s2c_upgrade":
+            let data = try reader.object("data", in: object)
+            do throws(CloudBodyError) {
+                self = .upgrade(try FirmwareUpgradeBody(json: .object(data)))
+            } catch {
+                throw reader.wrongType("data.\(error.field)", error.message)
+            }
         default:
             throw M2MFrameError(.unknownCommand, "unknown cmd \"\(command.prefix(40))\"", sequence: reader.sequence)
         }
@@ -217,6 +224,8 @@ extension M2MFrame {
                 "did": .string(message.did), "topic": .string(message.topic), "payload_base64": .string(message.payload.tetherBase64),
                 "timestamp": .int(message.timestamp),
             ]
+        case .upgrade(let upgrade):
+            frame["data"] = upgrade.json
         }
         return .object(frame)
     }

@@ -46,6 +46,8 @@ public enum M2MFrame: Sendable, Hashable {
     /// `s2c_user_topic` (Tether): what an Alink device published on one of its product's
     /// custom topics (`/{pk}/{dn}/user/…`).
     case userTopic(M2MUserTopic)
+    /// `s2c_upgrade` (Tether): a firmware upgrade of a subscribed device moved on.
+    case upgrade(FirmwareUpgradeBody)
     /// `pong`.
     case pong
 
@@ -69,6 +71,7 @@ public enum M2MFrame: Sendable, Hashable {
         case .rawReport: "s2c_raw"
         case .event: "s2c_event"
         case .userTopic: "s2c_user_topic"
+        case .upgrade: "s2c_upgrade"
         case .pong: "pong"
         }
     }

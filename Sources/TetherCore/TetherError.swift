@@ -98,6 +98,11 @@ extension ErrorCode where Domain == TetherError {
     public static var cancelled: Self { Self(3009, "cancelled") }
     /// A local socket could not be opened (address in use, permission denied).
     public static var bindFailed: Self { Self(3010, "bindFailed") }
+    /// A download (of a firmware package) failed: the server refused it, or the connection
+    /// ended before the last byte.
+    public static var downloadFailed: Self { Self(3011, "downloadFailed") }
+    /// What was downloaded is not what was announced: its size or digest differs.
+    public static var digestMismatch: Self { Self(3012, "digestMismatch") }
 
     // 4xxx: the cloud and the user's session
     /// The cloud refused the request; ``TetherError/cloudCode`` says why (the Open API's code).
@@ -116,7 +121,7 @@ extension ErrorCode where Domain == TetherError {
             .malformedFrame, .frameTooLarge, .unsupportedVersion, .malformedPayload,
             .connectionFailed, .connectionClosed, .timeout, .notInBindingWindow, .loginFailed,
             .notControllable, .deviceOffline, .unexpectedResponse, .cancelled, .bindFailed,
-            .cloudRefused, .notLoggedIn, .unexpectedCloudResponse,
+            .downloadFailed, .digestMismatch, .cloudRefused, .notLoggedIn, .unexpectedCloudResponse,
         ]
     }
 }

@@ -76,6 +76,14 @@ struct Simulate: AsyncParsableCommand {
     @Option(name: .customLong("keep-alive"), help: "With --cloud: MQTT keep-alive in seconds (30 to 1200).")
     var keepAlive: UInt16 = 60
 
+    @Option(name: .customLong("firmware-version"), help: "The firmware version the devices run at first (reported to the cloud and on the LAN).")
+    var firmwareVersion = "tether01"
+
+    @Option(
+        name: .customLong("ota-fault"),
+        help: "With --cloud: make firmware upgrades fail on purpose: bad-checksum (the package does not verify), interrupt (the download drops halfway and resumes).")
+    var otaFaults: [OTAFault] = []
+
     @Flag(name: .customLong("lan"), inversion: .prefixedNo, help: "Serve the LAN protocol (--no-lan with --cloud: cloud only, up to 20,000 devices).")
     var lan = true
 
@@ -91,6 +99,9 @@ struct Simulate: AsyncParsableCommand {
         if let cloud, parseHostPort(cloud) == nil { throw ValidationError("--cloud takes HOST:PORT") }
         if (cloud == nil) != (credentials == nil) { throw ValidationError("--cloud and --credentials go together") }
         guard (30...1200).contains(keepAlive) else { throw ValidationError("--keep-alive is 30 to 1200 seconds") }
+        guard FirmwareLimits.isName(firmwareVersion), firmwareVersion.utf8.count <= 32 else {
+            throw ValidationError("--firmware-version is 1 to 32 printable characters without spaces or /")
+        }
         if lan, count > 1, IPv4.parse(bind) == nil || bind == "0.0.0.0" {
             throw ValidationError("--count above 1 needs a specific IPv4 --bind address (devices get consecutive addresses), e.g. --bind 127.0.0.1")
         }
@@ -115,6 +126,7 @@ struct Simulate: AsyncParsableCommand {
         var links: [CloudLink?] = []
         for index in 0..<count {
             var identity = DeviceIdentity.random(productKey: model.productKey.isEmpty ? "tether-product" : model.productKey, using: &generator)
+            identity.firmwareVersion = firmwareVersion
             if cloud != nil {
                 // The LAN shows the identity the cloud knows, so apps see one device on both paths.
                 cloudIdentities[index].lan.apply(to: &identity)
@@ -138,7 +150,8 @@ struct Simulate: AsyncParsableCommand {
                 let configuration = AlinkDeviceConfiguration(
                     host: address.host, port: address.port, device: credential.device, deviceSecret: credential.secret, keepAlive: keepAlive
                 )
-                links.append(CloudLink(device: device, configuration: configuration, logger: logger))
+                let faults = FirmwareFaults(badChecksum: otaFaults.contains(.badChecksum), interruptAt: otaFaults.contains(.interrupt) ? 0.5 : nil)
+                links.append(CloudLink(device: device, configuration: configuration, firmwareFaults: faults, logger: logger))
             } else {
                 links.append(nil)
             }
@@ -229,6 +242,9 @@ struct Simulate: AsyncParsableCommand {
             case .cloudConnected: line = "connected to the cloud"
             case .cloudUnreachable(let reason): line = "cloud unreachable: \(reason)"
             case .serviceCalled(let identifier, let params): line = "service \(identifier) called by the cloud with \(params.serialized())"
+            case .upgradeStarted(let version): line = "downloading firmware \(version)"
+            case .upgraded(let version): line = "upgraded to firmware \(version)"
+            case .upgradeFailed(let step, let reason): line = "upgrade failed (step \(step)): \(reason)"
             }
             printError("[device \(index)] \(line)")
         }
@@ -255,4 +271,10 @@ struct IPv4: CustomStringConvertible {
     var description: String {
         [24, 16, 8, 0].map { String((value >> UInt32($0)) & 0xFF) }.joined(separator: ".")
     }
+}
+
+/// Upgrade failures the simulator can inject (`--ota-fault`).
+enum OTAFault: String, ExpressibleByArgument, CaseIterable {
+    case badChecksum = "bad-checksum"
+    case interrupt
 }

@@ -152,6 +152,8 @@ struct LANWatch: AsyncParsableCommand {
             } else {
                 printLine("\(message.topic): \(text ?? message.payload.tetherHex)")
             }
+        case .firmwareUpgrade(let upgrade):
+            if json { printJSON(FirmwareCommand.json(upgrade)) } else { printLine(FirmwareCommand.describe(upgrade)) }
         case .error(let error):
             printError("\(error)")
         }

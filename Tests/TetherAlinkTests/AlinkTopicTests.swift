@@ -21,6 +21,11 @@ struct AlinkTopicTests {
         ("/sys/a1PK000001/dev01/rrpc/response/1234", .rrpcResponse("1234")),
         ("/sys/a1PK000001/dev01/thing/deviceinfo/update", .system("thing/deviceinfo/update")),
         ("/a1PK000001/dev01/user/update/error", .user("update/error")),
+        ("/ota/device/inform/a1PK000001/dev01", .firmwareInform),
+        ("/ota/device/progress/a1PK000001/dev01", .firmwareProgress),
+        ("/ota/device/upgrade/a1PK000001/dev01", .firmwareUpgrade),
+        ("/sys/a1PK000001/dev01/thing/ota/firmware/get", .firmwareGet),
+        ("/sys/a1PK000001/dev01/thing/ota/firmware/get_reply", .firmwareGetReply),
     ])
     func roundTrip(name: String, topic: AlinkTopic) throws {
         let parsed = try #require(AlinkDeviceTopic(parsing: name))
@@ -50,7 +55,8 @@ struct AlinkTopicTests {
         "", "/", "/sys", "/sys/a1PK000001", "/sys/a1PK000001/dev01", "sys/a1PK000001/dev01/thing/event/property/post",
         "/a1PK000001/dev01/other/x", "/a1PK000001/dev01/user/", "/sys/a+b/dev01/thing/event/property/post",
         "/ext/rrpc//sys/a1PK000001/dev01/thing/service/x", "/ext/register", "/ext/rrpc/7", "/ext/rrpc/7/a1PK000001/dev01/other/x",
-        "/ext/rrpc/7/a1PK000001/dev01/user/",
+        "/ext/rrpc/7/a1PK000001/dev01/user/", "/ota/device/inform/a1PK000001", "/ota/device/inform/a1PK000001/dev01/x",
+        "/ota/device/other/a1PK000001/dev01", "/ext/rrpc/7/ota/device/inform/a1PK000001/dev01", "/ota/device/upgrade/a1PK000001/",
     ])
     func notDeviceTopics(name: String) {
         #expect(AlinkDeviceTopic(parsing: name) == nil)
@@ -65,5 +71,6 @@ struct AlinkTopicTests {
         #expect(AlinkTopic.system("account/bind").reply == .system("account/bind_reply"))
         #expect(AlinkTopic.system("account/bind_reply").reply == nil)
         #expect(AlinkTopic.rrpcRequest("1").reply == nil && AlinkTopic.shadowUpdate.reply == nil)
+        #expect(AlinkTopic.firmwareGet.reply == .firmwareGetReply && AlinkTopic.firmwareInform.reply == nil && AlinkTopic.firmwareProgress.reply == nil)
     }
 }

@@ -28,6 +28,18 @@ extension FuzzTargets {
             if case .control(let shadow) = reply { now = shadow.timestamp }
             guard let again = try? ShadowReply(parsing: reply.bytes(atSeconds: now)), again == reply else { return "a shadow reply changed on a round trip" }
         }
+        if let report = try? FirmwareVersionReport(parsing: bytes) {
+            guard let again = try? FirmwareVersionReport(parsing: report.bytes), again == report else { return "an OTA version report changed on a round trip" }
+        }
+        if let report = try? FirmwareProgressReport(parsing: bytes) {
+            guard let again = try? FirmwareProgressReport(parsing: report.bytes), again == report else { return "an OTA progress report changed on a round trip" }
+        }
+        if let query = try? FirmwareQuery(parsing: bytes) {
+            guard let again = try? FirmwareQuery(parsing: query.bytes), again == query else { return "an OTA firmware query changed on a round trip" }
+        }
+        if let notice = try? FirmwareUpgradeNotice(parsing: bytes) {
+            guard let again = try? FirmwareUpgradeNotice(parsing: notice.bytes), again == notice else { return "an upgrade notice changed on a round trip" }
+        }
         for type in [AlinkRegistrationType.register, .regnwl] { _ = try? AlinkDynamicRegistration.answer(ByteBuffer(bytes: bytes), type: type) }
         let text = String(decoding: bytes, as: UTF8.self)
         if let topic = AlinkDeviceTopic(parsing: text) {
@@ -47,6 +59,10 @@ extension FuzzTargets {
         #"{"id":"7","code":200,"data":{},"message":"success"}"#,
         #"{"id":"3","system":{"version":"1.0","time":"1795318066000"},"request":{},"params":{"iotToken":"t"},"method":"thing.topo.add"}"#,
         #"{"id":12,"code":460,"data":{"Brightness":"out of range"},"message":"bad"}"#,
+        #"{"id":1,"params":{"version":"1.0.1","module":"mcu"}}"#,
+        #"{"id":"4","params":{"step":"-3","desc":"sign mismatch","module":"default"}}"#,
+        #"{"code":"1000","data":{"url":"http://127.0.0.1/ota/firmware/1?expires=1&signature=ab","version":"2.0","size":10,"signMethod":"Md5","sign":"0123456789abcdef0123456789abcdef"},"id":"9","message":"success"}"#,
+        "/ota/device/upgrade/a1PK000001/dev01",
         "/sys/a1PK000001/dev01/thing/event/property/post",
         "/sys/a1PK000001/dev01/thing/service/Reboot_reply",
         "/ext/rrpc/42/sys/a1PK000001/dev01/thing/service/Reboot",

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TetherAlink
 import TetherCloud
+import TetherCloudProtocol
 import TetherCore
 
 struct AdminCommand: AsyncParsableCommand {
@@ -60,8 +61,8 @@ struct AdminCommand: AsyncParsableCommand {
 
     struct FirmwareGroup: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "firmware", abstract: "OTA firmware packages: add, list, and signed download URLs.",
-            subcommands: [Add.self, List.self, URLCommand.self])
+            commandName: "firmware", abstract: "OTA firmware packages: add, list, signed download URLs, and upgrade jobs.",
+            subcommands: [Add.self, List.self, URLCommand.self, Upgrade.self, Job.self])
 
         static func json(_ record: FirmwareRecord) -> JSONValue {
             [
@@ -98,6 +99,43 @@ struct AdminCommand: AsyncParsableCommand {
                 let records = try await options.withAdministration { try await $0.firmware(productKey: product) }
                 let text = records.map { "\($0.id)  \($0.module)  \($0.version)  \($0.size) bytes  \($0.sha256)" }
                 options.print(json: .array(records.map(FirmwareGroup.json)), text: text.isEmpty ? "no firmware" : text.joined(separator: "\n"))
+            }
+        }
+
+        struct Upgrade: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Offer a package to devices of its product (all of them, or those named): now to those connected, to the others when they connect.")
+            @Option(help: "The package's id.") var id: Int64
+            @Option(name: .customLong("did"), help: "A device to offer it to (repeat); all of the product's devices when none is named.") var dids: [String] = []
+            @Option(help: "Seconds the offer stays open (60 to 604800).") var ttl: Int64 = FirmwareUpgrades.defaultLifetime
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                let started = try await options.withAdministration {
+                    try await $0.startUpgradeJob(firmwareID: id, dids: dids.isEmpty ? nil : dids, lifetime: ttl)
+                }
+                var lines = ["job \(started.jobID): offered to \(started.offered.count) devices"]
+                lines += started.skipped.map { "  skipped \($0.did): \($0.reason)" }
+                options.print(
+                    json: [
+                        "jobId": .int(started.jobID), "offered": .array(started.offered.map(JSONValue.string)),
+                        "skipped": .array(started.skipped.map { ["did": .string($0.did), "reason": .string($0.reason)] }),
+                    ], text: lines.joined(separator: "\n"))
+            }
+        }
+
+        struct Job: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Where each upgrade of a job is.")
+            @Option(help: "The job's id.") var id: Int64
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                let upgrades = try await options.withAdministration { try await $0.upgradeJob(id) }
+                var counts: [String: Int] = [:]
+                for upgrade in upgrades { counts[upgrade.state, default: 0] += 1 }
+                var lines = [counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")]
+                lines += upgrades.map { "  \($0.did)  \($0.state)" + ($0.step.map { " step \($0)" } ?? "") + ($0.desc.isEmpty ? "" : "  \($0.desc)") }
+                options.print(json: .array(upgrades.map(\.json)), text: lines.joined(separator: "\n"))
             }
         }
 

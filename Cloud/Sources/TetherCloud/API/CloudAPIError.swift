@@ -78,6 +78,8 @@ extension CloudAPIError {
     public static func deviceTimeout(detail: String = "") -> Self { .init(.deviceTimeout, detail: detail) }
     public static func shadowVersionConflict(detail: String = "") -> Self { .init(.shadowVersionConflict, detail: detail) }
     public static func downloadURLInvalid(detail: String = "") -> Self { .init(.downloadURLInvalid, detail: detail) }
+    public static func upgradeNotAllowed(detail: String = "") -> Self { .init(.upgradeNotAllowed, detail: detail) }
+    public static func upgradeInProgress(detail: String = "") -> Self { .init(.upgradeInProgress, detail: detail) }
     public static func notFound(detail: String = "") -> Self { .init(.notFound, detail: detail) }
     public static func requestThrottled(detail: String, retryAfter: Int64? = nil) -> Self {
         var error = Self(.requestThrottled, detail: detail)

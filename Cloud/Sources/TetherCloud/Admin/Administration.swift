@@ -1,5 +1,6 @@
 import Foundation
 public import TetherAlink
+public import TetherCloudProtocol
 import TetherCore
 
 /// What `tether-cloud admin` does: apps, products and devices made by the operator.
@@ -77,6 +78,18 @@ public struct Administration: Sendable {
 
     public func firmware(productKey: String) async throws -> [FirmwareRecord] {
         try await FirmwareCatalogue(database: database).packages(productKey: productKey)
+    }
+
+    /// Offers package `firmwareID` to the given devices of its product, or to all of them: each
+    /// node offers it to the devices it holds within seconds, the others when they connect.
+    public func startUpgradeJob(firmwareID: Int64, dids: [String]?, lifetime: Int64) async throws -> FirmwareUpgrades.JobStarted {
+        // Another process's nodes find the queued upgrades on their own; no bus is needed here.
+        try await FirmwareUpgrades(database: database, bus: LocalClusterBus()).startJob(firmwareID: firmwareID, dids: dids, lifetime: lifetime)
+    }
+
+    /// A job's upgrades, one per device.
+    public func upgradeJob(_ id: Int64) async throws -> [FirmwareUpgradeBody] {
+        try await FirmwareUpgrades(database: database, bus: LocalClusterBus()).job(id)
     }
 
     /// A signed download URL of package `id` under `publicURL`, valid for `lifetime` seconds.

@@ -8,17 +8,18 @@ public struct CommandLedger: Sendable {
     public init(database: any SQLDatabase) { self.database = database }
 
     func insert(
-        did: String, uid: String, appID: String, kind: CommandKind, body: JSONValue, state: CommandState, queueUntilMs: Int64?
+        did: String, uid: String, appID: String, kind: CommandKind, body: JSONValue, state: CommandState, queueUntilMs: Int64?, jobID: Int64? = nil,
+        on executor: (any SQLExecutor)? = nil
     ) async throws(StorageError) -> CommandRecord {
         let now = Clock.unixMilliseconds()
         guard
-            let row = try await database.first(
+            let row = try await (executor ?? database).first(
                 """
-                INSERT INTO commands (did, uid, app_id, kind, body, state, created_ms, updated_ms, queue_until_ms)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING \(CommandRecord.columns)
+                INSERT INTO commands (did, uid, app_id, kind, body, state, created_ms, updated_ms, queue_until_ms, job_id)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) RETURNING \(CommandRecord.columns)
                 """,
                 .text(did), .text(uid), .text(appID), .text(kind.rawValue), .text(body.serialized()), .text(state.rawValue),
-                .int(now), queueUntilMs.map(SQLValue.int) ?? .null
+                .int(now), queueUntilMs.map(SQLValue.int) ?? .null, jobID.map(SQLValue.int) ?? .null
             )
         else {
             throw StorageError(.queryFailed, "inserting a command returned no row")
@@ -102,9 +103,10 @@ public struct CommandLedger: Sendable {
         ).map { row throws(StorageError) in try CommandRecord(row: row) }
     }
 
-    /// Expires queued commands whose time-to-live passed, and commands sent (or accepted and
-    /// never sent) without an answer for `answerTimeoutMs`. Raw bytes get no answer, so a sent
-    /// raw command stays sent. Returns what changed.
+    /// Expires queued commands whose time-to-live passed, commands sent (or accepted and never
+    /// sent) without an answer for `answerTimeoutMs`, and upgrades not finished by their
+    /// deadline (`queue_until_ms`: an upgrade takes minutes, not an answer's seconds). Raw bytes
+    /// get no answer, so a sent raw command stays sent. Returns what changed.
     func expire(now: Int64, answerTimeoutMs: Int64) async throws(StorageError) -> [CommandRecord] {
         let queued = try await database.query(
             """
@@ -116,11 +118,18 @@ public struct CommandLedger: Sendable {
         let unanswered = try await database.query(
             """
             UPDATE commands SET state = 'expired', updated_ms = $1, message = 'the device did not answer in time'
-            WHERE (state = 'sent' AND kind <> 'raw' AND sent_ms <= $2) OR (state = 'accepted' AND created_ms <= $2)
+            WHERE (state = 'sent' AND kind NOT IN ('raw', 'ota') AND sent_ms <= $2) OR (state = 'accepted' AND created_ms <= $2)
             RETURNING \(CommandRecord.columns)
             """,
             .int(now), .int(now - answerTimeoutMs)
         )
-        return try (queued + unanswered).map { row throws(StorageError) in try CommandRecord(row: row) }
+        let upgrades = try await database.query(
+            """
+            UPDATE commands SET state = 'expired', updated_ms = $1, message = 'the upgrade did not finish in time'
+            WHERE kind = 'ota' AND state IN ('sent', 'acknowledged') AND queue_until_ms <= $1 RETURNING \(CommandRecord.columns)
+            """,
+            .int(now)
+        )
+        return try (queued + unanswered + upgrades).map { row throws(StorageError) in try CommandRecord(row: row) }
     }
 }

@@ -1,4 +1,4 @@
-import TetherCloudProtocol
+public import TetherCloudProtocol
 public import TetherCore
 
 /// Where a command is in its life. `accepted` → `sent` → `acknowledged` (the device's
@@ -26,6 +26,9 @@ public enum CommandKind: String, Codable, Sendable {
     case raw
     /// A service call (`thing.service.{identifier}`).
     case service
+    /// A firmware upgrade offered (`/ota/device/upgrade`): sent when offered, acknowledged
+    /// while the device reports progress, applied when it reports the new version.
+    case ota
 }
 
 /// One command of the ledger.
@@ -36,7 +39,8 @@ public struct CommandRecord: Sendable, Equatable {
     public var appID: String
     public var kind: CommandKind
     /// For `attrs`: the values, by name; for `raw`: `{"raw": "hex"}`; for `service`:
-    /// `{"identifier", "params"}`, and `{"identifier", "params", "output"}` once answered.
+    /// `{"identifier", "params"}`, and `{"identifier", "params", "output"}` once answered; for
+    /// `ota`: `{"firmware_id", "version", "module"}`, with `step` and `desc` once the device reports.
     public var body: JSONValue
     public var state: CommandState
     public var code: Int?
@@ -85,8 +89,19 @@ public struct CommandRecord: Sendable, Equatable {
             answer.service = body["identifier"]?.stringValue ?? ""
             answer.params = body["params"] ?? .object([:])
             answer.output = body["output"]
+        case .ota:
+            answer.upgrade = upgrade
         }
         return answer.json
+    }
+
+    /// For `ota` commands: the upgrade as apps see it.
+    public var upgrade: FirmwareUpgradeBody? {
+        guard kind == .ota, case .int(let firmwareID)? = body["firmware_id"] else { return nil }
+        let step: Int? = if case .int(let number)? = body["step"] { Int(exactly: number) } else { nil }
+        return FirmwareUpgradeBody(
+            commandID: id, did: did, state: state.rawValue, firmwareID: firmwareID, version: body["version"]?.stringValue ?? "",
+            module: body["module"]?.stringValue ?? "default", step: step, desc: body["desc"]?.stringValue ?? "", updatedAt: updatedMs)
     }
 
     public var update: CommandUpdate { CommandUpdate(id: id, did: did, state: state, code: code, message: message) }

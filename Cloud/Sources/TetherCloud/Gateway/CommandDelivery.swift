@@ -14,14 +14,16 @@ final class CommandDelivery: Sendable {
     let catalogue: DeviceCatalogue
     let bus: any ClusterBus
     let answerTimeoutMs: Int64
+    let firmware: DeviceFirmwareLink
     let logger: Logger
     /// Devices this node sent attrs commands to whose reports may show them applied.
     let awaitingApplication = Mutex<Set<String>>([])
 
     init(
         broker: MQTTBroker, ledger: CommandLedger, history: DeviceHistory, catalogue: DeviceCatalogue, bus: any ClusterBus, answerTimeoutMs: Int64,
-        logger: Logger
+        firmware: DeviceFirmwareLink, logger: Logger
     ) {
+        self.firmware = firmware
         self.broker = broker
         self.ledger = ledger
         self.history = history
@@ -37,6 +39,9 @@ final class CommandDelivery: Sendable {
         let identity = try AlinkDeviceIdentity(productKey: device.productKey, deviceName: device.deviceName)
         let message: MQTTMessage
         switch command.kind {
+        case .ota:
+            try await firmware.offer(command, to: identity, clientID: device.clientID)
+            return
         case .attrs:
             let model = try await catalogue.model(device.productKey)
             let params = model.alinkParams(try model.appWrite(command.attrs))

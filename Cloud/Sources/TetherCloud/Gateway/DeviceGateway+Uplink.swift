@@ -139,6 +139,12 @@ extension DeviceGateway {
                 let hex = Array(bytes).tetherHex
                 try await history.log(did: did, kind: .deviceToApp, atMs: now, body: ["topic": .string(path)], payloadHex: hex, source: "user_topic")
                 await bus.publish(.userMessage(did: did, topic: uplink.message.topic, payloadHex: hex, atMs: now))
+            case .firmwareInform:
+                try await firmware.inform(bytes, did: did)
+            case .firmwareProgress:
+                try await firmware.progress(bytes, did: did)
+            case .firmwareGet:
+                answer(try await firmware.query(bytes, did: did), topic: topic, to: principal)
             case .shadowUpdate:
                 await shadows.handle(bytes, did: did, device: topic.device, clientID: principal.clientID)
             case .upRaw:

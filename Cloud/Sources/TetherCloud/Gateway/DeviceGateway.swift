@@ -12,8 +12,9 @@ public import TetherMQTT
 /// (`GatewayHooks`). Around it: what devices report (`DeviceGateway+Uplink.swift`), whether
 /// they are online (`DevicePresence`), their own secrets (`DeviceSelfRegistration`), the
 /// ledger's commands (`CommandDelivery`), apps' synchronous calls (`RRPCRelay`), devices binding
-/// themselves to their users (`DeviceAccountLink`), and this node's heartbeat with the sweep of dead
-/// nodes (`NodeHousekeeping`). This type hosts the broker and runs the pieces together.
+/// themselves to their users (`DeviceAccountLink`), shadows (`DeviceShadowLink`), firmware
+/// upgrades (`DeviceFirmwareLink`), and this node's heartbeat with the sweep of dead nodes
+/// (`NodeHousekeeping`). This type hosts the broker and runs the pieces together.
 public final class DeviceGateway: Service, Sendable {
     public let broker: MQTTBroker
     let configuration: GatewayConfiguration
@@ -26,6 +27,7 @@ public final class DeviceGateway: Service, Sendable {
     let rrpc: RRPCRelay
     let accountLink: DeviceAccountLink
     let shadows: DeviceShadowLink
+    let firmware: DeviceFirmwareLink
     let presence: DevicePresence
     let registration: DeviceSelfRegistration
     let housekeeping: NodeHousekeeping
@@ -40,8 +42,8 @@ public final class DeviceGateway: Service, Sendable {
     }
 
     public init(
-        configuration: GatewayConfiguration, bindAddress: String, database: any SQLDatabase, bus: any ClusterBus, metrics: CloudMetrics = CloudMetrics(),
-        logger: Logger
+        configuration: GatewayConfiguration, bindAddress: String, database: any SQLDatabase, bus: any ClusterBus, publicAddress: PublicAddress,
+        metrics: CloudMetrics = CloudMetrics(), logger: Logger
     ) {
         self.configuration = configuration
         self.bindAddress = bindAddress
@@ -64,8 +66,11 @@ public final class DeviceGateway: Service, Sendable {
         )
         self.broker = broker
         let answerTimeoutMs = configuration.answerTimeoutSeconds * 1000
+        firmware = DeviceFirmwareLink(
+            broker: broker, database: database, ledger: ledger, history: history, bus: bus, publicAddress: publicAddress, logger: logger)
         delivery = CommandDelivery(
-            broker: broker, ledger: ledger, history: history, catalogue: catalogue, bus: bus, answerTimeoutMs: answerTimeoutMs, logger: logger
+            broker: broker, ledger: ledger, history: history, catalogue: catalogue, bus: bus, answerTimeoutMs: answerTimeoutMs, firmware: firmware,
+            logger: logger
         )
         rrpc = RRPCRelay(broker: broker, catalogue: catalogue, history: history, bus: bus, logger: logger)
         // Binding by the device uses no endpoint: the M2M endpoint only goes into device lists.
@@ -110,6 +115,7 @@ public final class DeviceGateway: Service, Sendable {
         }
         let observations = [
             try broker.observe("/sys/#", enqueue), try broker.observe("/ext/rrpc/#", enqueue), try broker.observe("/shadow/update/#", enqueue),
+            try broker.observe("/ota/device/inform/#", enqueue), try broker.observe("/ota/device/progress/#", enqueue),
             // Custom topics; a device named "user" also matches this filter with its /sys/ topics.
             try broker.observe("/+/+/user/#") { message, publisher in
                 guard let topic = AlinkDeviceTopic(parsing: message.topic), case .user = topic.topic, topic.rrpcMessageID == nil else { return }
@@ -145,6 +151,9 @@ public final class DeviceGateway: Service, Sendable {
                 }
                 group.addTask {
                     await self.housekeeping.run(); return true
+                }
+                group.addTask {
+                    await self.offerQueuedUpgrades(); return true
                 }
                 while let essential = await group.next(), !essential {}
                 group.cancelAll()
@@ -190,6 +199,20 @@ public final class DeviceGateway: Service, Sendable {
             } catch {
                 logger.error("a cluster event could not be handled", metadata: ["did": "\(event.did)", "error": "\(error)"])
             }
+        }
+    }
+
+    /// Upgrades queued for this node's devices that no bus event announced (an administrator's
+    /// job runs in its own process): looked for every few seconds, until cancelled.
+    private func offerQueuedUpgrades() async {
+        let store = UpgradeStore(ledger.database)
+        while !Task.isCancelled {
+            do {
+                for command in try await store.queued(onNode: nodeID, now: Clock.unixMilliseconds(), limit: 500) { try await delivery.send(command) }
+            } catch {
+                logger.warning("queued upgrades could not be offered", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(3))
         }
     }
 

@@ -16,7 +16,10 @@ struct GatewayHooks: MQTTBrokerHooks {
 
     func authorizePublish(_ principal: MQTTPrincipal, topic: String) -> Bool {
         guard principal.attributes[Attribute.registration] == nil, let device = Self.device(principal) else { return false }
-        guard let parsed = AlinkDeviceTopic(parsing: topic), parsed.topic != .shadowGet, parsed.device == device else { return false }
+        // What only the cloud sends (shadow replies, upgrade offers) a device cannot publish.
+        guard let parsed = AlinkDeviceTopic(parsing: topic), parsed.topic != .shadowGet, parsed.topic != .firmwareUpgrade, parsed.device == device else {
+            return false
+        }
         // A custom topic only as its class allows; on `/ext/rrpc/…` it is the answer to a call.
         if case .user(let path) = parsed.topic, parsed.rrpcMessageID == nil {
             return Self.topicClasses(principal).allowsPublish(path: Substring(path))
@@ -36,6 +39,7 @@ struct GatewayHooks: MQTTBrokerHooks {
             "/ext/rrpc/+/\(device.productKey)/\(device.deviceName)/user/",
         ]
         return own.contains { filter.hasPrefix($0) && filter.count > $0.count } || filter == "/shadow/get/\(device.productKey)/\(device.deviceName)"
+            || filter == "/ota/device/upgrade/\(device.productKey)/\(device.deviceName)"
     }
 
     /// Custom RRPC requests reach a device only from the cloud (addressed, not routed): what a

@@ -1,3 +1,4 @@
+public import TetherCloudProtocol
 public import TetherCore
 
 /// What one cloud node tells every node, itself included: device traffic for the apps
@@ -31,6 +32,8 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     case userMessage(did: String, topic: String, payloadHex: String, atMs: Int64)
     /// An app publishes to one of a device's custom topics, for the node that holds the device.
     case userPublish(did: String, topic: String, payloadHex: String, qos: Int)
+    /// A firmware upgrade was offered or moved on, for the apps subscribed to its device.
+    case upgrade(FirmwareUpgradeBody)
     /// A user's sessions changed (logout, refresh, password change, revoked session, account
     /// disabled): live sessions of that user check their token again.
     case credentialsChanged(uid: String)
@@ -46,6 +49,8 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
             return request.did
         case .command(let update):
             return update.did
+        case .upgrade(let upgrade):
+            return upgrade.did
         case .credentialsChanged:
             return ""
         }
@@ -86,5 +91,16 @@ public struct RRPCRequestEvent: Codable, Sendable, Hashable {
         self.topic = topic
         self.payloadHex = payloadHex
         self.deadlineMs = deadlineMs
+    }
+}
+
+/// Upgrades travel between nodes as the JSON apps see.
+extension FirmwareUpgradeBody: @retroactive Codable {
+    public init(from decoder: any Decoder) throws {
+        try self.init(json: try JSONValue(from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try json.encode(to: encoder)
     }
 }

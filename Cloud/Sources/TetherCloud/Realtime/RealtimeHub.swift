@@ -61,6 +61,8 @@ final class RealtimeHub: Sendable {
                 }
             case .userMessage(let did, let topic, let hex, let atMs):
                 frame = .userTopic(M2MUserTopic(did: did, topic: topic, payload: [UInt8](tetherHex: hex) ?? [], timestamp: atMs))
+            case .upgrade(let upgrade):
+                frame = .upgrade(upgrade)
             case .deliver, .rrpcRequest, .rrpcAnswer, .shadowDesired, .userPublish:
                 break
             }

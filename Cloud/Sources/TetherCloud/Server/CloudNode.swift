@@ -21,6 +21,8 @@ public struct CloudNode: Sendable {
     let history: DeviceHistory
     let catalogue: DeviceCatalogue
     let metrics: CloudMetrics
+    /// Where devices download firmware from (and users reach the API).
+    public let publicAddress: PublicAddress
     let logger: Logger
 
     /// - Parameter bus: how this node talks to the others; an in-process bus by default (one
@@ -39,6 +41,8 @@ public struct CloudNode: Sendable {
         self.logger = logger
         let bus = bus ?? LocalClusterBus()
         self.bus = bus
+        let publicAddress = PublicAddress(configuration: configuration)
+        self.publicAddress = publicAddress
         let outbox = OutboxSender(database: database)
         let defaultSender: any MessageSender =
             if let smtp = configuration.smtp {
@@ -66,7 +70,9 @@ public struct CloudNode: Sendable {
         rrpc = RRPCService(database: database, bus: bus, history: history, logger: logger)
         metricsListener = configuration.metricsAddress.map { MetricsListener(host: $0.host, port: $0.port, metrics: metrics, logger: logger) }
         gateway = configuration.gateway.map { gateway in
-            DeviceGateway(configuration: gateway, bindAddress: configuration.bindAddress, database: database, bus: bus, metrics: metrics, logger: logger)
+            DeviceGateway(
+                configuration: gateway, bindAddress: configuration.bindAddress, database: database, bus: bus, publicAddress: publicAddress, metrics: metrics,
+                logger: logger)
         }
     }
 
@@ -92,6 +98,7 @@ public struct CloudNode: Sendable {
             accounts: accounts, control: control, rrpc: rrpc, userTopics: UserTopicService(database: database, bus: bus, history: history), history: history
         ).register(on: documented)
         ShadowRoutes(accounts: accounts, shadows: ShadowService(database: database, bus: bus)).register(on: documented)
+        UpgradeRoutes(accounts: accounts, upgrades: FirmwareUpgrades(database: database, bus: bus)).register(on: documented)
         FirmwareRoutes(catalogue: FirmwareCatalogue(database: database), downloads: FirmwareDownloads(database: database)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
         var services: [any Service] = [bus, HubService(hub: hub), rrpc]
@@ -110,7 +117,10 @@ public struct CloudNode: Sendable {
             },
             configuration: .init(address: .hostname(configuration.bindAddress, port: configuration.httpPort), serverName: "tether-cloud"),
             services: services,
-            onServerRunning: onServerRunning,
+            onServerRunning: { [publicAddress, bindAddress = configuration.bindAddress] channel in
+                if let port = channel.localAddress?.port { publicAddress.listening(host: bindAddress, port: port) }
+                await onServerRunning(channel)
+            },
             logger: logger
         )
     }

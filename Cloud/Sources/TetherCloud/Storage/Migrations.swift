@@ -18,6 +18,7 @@ public enum Migrations {
         Migration(version: 6, name: "device shadows", statements: Schema.version6),
         Migration(version: 7, name: "custom topic classes", statements: Schema.version7),
         Migration(version: 8, name: "firmware packages and settings", statements: Schema.version8),
+        Migration(version: 9, name: "firmware upgrades", statements: Schema.version9),
     ]
 
     /// The newest schema version this build knows.

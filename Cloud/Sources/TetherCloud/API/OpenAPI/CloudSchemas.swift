@@ -51,14 +51,28 @@ enum CloudSchemas {
         "Command": JSONSchema.object(
             [
                 "id": JSONSchema.integer, "did": JSONSchema.string,
-                "kind": ["type": "string", "enum": ["attrs", "raw", "service"]],
+                "kind": ["type": "string", "enum": ["attrs", "raw", "service", "ota"]],
                 "state": ["type": "string", "enum": ["accepted", "queued", "sent", "acknowledged", "applied", "rejected", "expired", "failed"]],
                 "code": ["type": "integer", "format": "int64", "nullable": true], "message": JSONSchema.string,
                 "created_at": JSONSchema.integer, "updated_at": JSONSchema.integer,
                 "sent_at": ["type": "integer", "format": "int64", "nullable": true],
                 "queue_until": ["type": "integer", "format": "int64", "nullable": true],
                 "attrs": JSONSchema.empty, "raw": JSONSchema.string, "service": JSONSchema.string, "params": JSONSchema.empty, "output": JSONSchema.empty,
+                "upgrade": JSONSchema.ref("FirmwareUpgrade"),
             ], required: ["id", "did", "kind", "state", "code", "message", "created_at", "updated_at", "sent_at", "queue_until"]),
+        "FirmwareUpgrade": JSONSchema.object(
+            [
+                "command_id": JSONSchema.integer, "did": JSONSchema.string,
+                "state": ["type": "string", "enum": ["queued", "sent", "acknowledged", "applied", "expired", "failed"]],
+                "firmware_id": JSONSchema.integer, "version": JSONSchema.string, "module": JSONSchema.string,
+                "step": ["type": "integer", "format": "int64", "nullable": true, "minimum": -4, "maximum": 100], "desc": JSONSchema.string,
+                "updated_at": JSONSchema.integer,
+            ], required: ["command_id", "did", "state", "firmware_id", "version", "module", "step", "desc", "updated_at"]),
+        "FirmwarePackage": JSONSchema.object(
+            [
+                "id": JSONSchema.integer, "module": JSONSchema.string, "version": JSONSchema.string, "size": JSONSchema.integer,
+                "sha256": JSONSchema.string, "md5": JSONSchema.string, "created_at": JSONSchema.integer,
+            ], required: ["id", "module", "version", "size", "sha256", "md5", "created_at"]),
         "DidList": JSONSchema.object(
             [
                 "devices": JSONSchema.array(JSONSchema.object(["did": JSONSchema.string], required: ["did"]), maxItems: 100)
