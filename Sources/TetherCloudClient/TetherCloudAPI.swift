@@ -259,7 +259,8 @@ public struct TetherCloudAPI: Sendable {
     /// What the device runs, its product's firmware packages and its upgrades (Tether
     /// extension `GET /app/devices/{did}/firmware`).
     public func firmware(_ session: CloudSession, did: String) async throws(TetherError) -> DeviceFirmware {
-        DeviceFirmware(try decodeBody("the firmware", try await call(.GET, "/app/devices/\(did)/firmware", session: session), as: DeviceFirmwareBody.init(json:)))
+        DeviceFirmware(
+            try decodeBody("the firmware", try await call(.GET, "/app/devices/\(did)/firmware", session: session), as: DeviceFirmwareBody.init(json:)))
     }
 
     /// Offers firmware package `firmwareID` to the device (Tether extension

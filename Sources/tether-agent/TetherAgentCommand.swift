@@ -81,7 +81,9 @@ struct Simulate: AsyncParsableCommand {
 
     @Option(
         name: .customLong("ota-fault"),
-        help: "With --cloud: make firmware upgrades fail on purpose: bad-checksum (the package does not verify), interrupt (the download drops halfway and resumes).")
+        help:
+            "With --cloud: make firmware upgrades fail on purpose: bad-checksum (the package does not verify), interrupt (the download drops halfway and resumes)."
+    )
     var otaFaults: [OTAFault] = []
 
     @Flag(name: .customLong("lan"), inversion: .prefixedNo, help: "Serve the LAN protocol (--no-lan with --cloud: cloud only, up to 20,000 devices).")

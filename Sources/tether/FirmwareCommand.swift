@@ -25,13 +25,13 @@ struct FirmwareCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "With --upgrade: follow the upgrade until it ends.")
     var wait = false
 
-    @Option(name: .long, help: "With --wait: give up after this many seconds.")
-    var timeout: Double = 600
+    @Option(name: .customLong("wait-timeout"), help: "With --wait: give up after this many seconds.")
+    var waitTimeout: Double = 600
 
     func validate() throws {
         guard upgrade != nil || (ttl == nil && !wait) else { throw ValidationError("--ttl and --wait go with --upgrade") }
         if let ttl, !(60...604_800).contains(ttl) { throw ValidationError("--ttl is 60 to 604800 seconds") }
-        if let problem = problemWithSeconds(timeout, option: "--timeout", maximum: 86_400, allowZero: false) { throw ValidationError(problem) }
+        if let problem = problemWithSeconds(waitTimeout, option: "--wait-timeout", maximum: 86_400, allowZero: false) { throw ValidationError(problem) }
     }
 
     func run() async throws {
@@ -42,19 +42,28 @@ struct FirmwareCommand: AsyncParsableCommand {
                 printJSON(Self.json(firmware))
                 return
             }
-            printLine("runs: " + (firmware.versions.isEmpty ? "(not reported)" : firmware.versions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))
+            printLine(
+                "runs: "
+                    + (firmware.versions.isEmpty
+                        ? "(not reported)" : firmware.versions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))
             printLine("packages:" + (firmware.packages.isEmpty ? " (none)" : ""))
-            for package in firmware.packages { printLine("  \(package.id)  \(package.module) \(package.version)  \(package.size) bytes  sha256 \(package.sha256)") }
+            for package in firmware.packages {
+                printLine("  \(package.id)  \(package.module) \(package.version)  \(package.size) bytes  sha256 \(package.sha256)")
+            }
             printLine("upgrades:" + (firmware.upgrades.isEmpty ? " (none)" : ""))
             for upgrade in firmware.upgrades { printLine("  " + Self.describe(upgrade)) }
             return
         }
-        let (ttl, wait, timeout) = (self.ttl.map { Duration.seconds($0) }, self.wait, self.timeout)
+        let (ttl, wait, timeout) = (self.ttl.map { Duration.seconds($0) }, self.wait, self.waitTimeout)
         let final = try await device.withDevice { device -> FirmwareUpgrade? in
             let events = device.events()
             let command = try await device.upgradeFirmware(to: upgrade, ttl: ttl)
             guard wait else {
-                if json { printJSON(["command_id": .int(command.id), "state": .string(command.state)]) } else { printLine("upgrade \(command.id) \(command.state)") }
+                if json {
+                    printJSON(["command_id": .int(command.id), "state": .string(command.state)])
+                } else {
+                    printLine("upgrade \(command.id) \(command.state)")
+                }
                 return nil
             }
             return try await withThrowingTaskGroup(of: FirmwareUpgrade?.self) { group in

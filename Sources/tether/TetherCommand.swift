@@ -9,7 +9,8 @@ struct TetherCommand: AsyncParsableCommand {
         version: TetherVersion.current,
         subcommands: [
             Login.self, Register.self, Logout.self, WhoAmI.self, IoTToken.self,
-            Devices.self, Bind.self, Unbind.self, Status.self, Write.self, Watch.self, RRPCCommand.self, ShadowCommand.self, PublishCommand.self, FirmwareCommand.self,
+            Devices.self, Bind.self, Unbind.self, Status.self, Write.self, Watch.self, RRPCCommand.self, ShadowCommand.self, PublishCommand.self,
+            FirmwareCommand.self,
             Demo.self, LAN.self, MQTT.self, ChannelCommand.self,
         ]
     )

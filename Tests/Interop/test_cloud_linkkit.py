@@ -10,6 +10,7 @@ import os
 import subprocess
 import tempfile
 import threading
+import time
 
 import aiohttp
 import paho.mqtt.client as paho
@@ -402,6 +403,95 @@ def test_linkkit_custom_topics(cloud):
         assert received == [(f"/{pk}/{dn}/user/get", b"reset")]
         refused = tether("publish", did, "--topic", f"/{pk}/{dn}/user/update", "--payload", "x")
         assert refused.returncode != 0 and "9015" in refused.stderr, refused.stderr
+    finally:
+        device.lk.destruct()
+    assert cloud.process.poll() is None, "the cloud died during the test"
+
+
+def test_linkkit_upgrades_its_firmware(cloud):
+    """OTA with the real SDK: ota_report_version tells the cloud what runs; `tether firmware
+    --upgrade --wait` offers a package the administrator added, pushed to the SDK's
+    on_ota_message_arrived; download_ota_firmware fetches the signed URL and checks its SHA-256;
+    progress goes up on /ota/device/progress and the new version on /ota/device/inform, and the
+    CLI sees the upgrade applied. Then an administrator's job for the whole product, pulled with
+    query_ota_firmware (the firmware/get reply) as well as pushed."""
+    app, identity, _, _ = bound_lamp(cloud, "linkkit-ota", "ota01", "otauser")
+    did, pk, dn = identity["did"], identity["productKey"], identity["deviceName"]
+    device = Device(cloud, identity)
+    notices, arrived = [], threading.Condition()
+    home = os.path.join(cloud.directory, "cli-ota")
+    tether = lambda *arguments: subprocess.run(  # noqa: E731
+        [os.path.join(BIN, "tether"), *arguments], capture_output=True, text=True, timeout=60, env={**os.environ, "TETHER_HOME": home})
+
+    def install(notice_type, version, size, url, sign_method, sign, module, extra):
+        # The SDK's own download and digest check, then the reports a device makes.
+        with tempfile.TemporaryDirectory() as directory:
+            path = os.path.join(directory, "firmware.bin")
+            result = device.lk.download_ota_firmware(url, path, sign_method, sign)
+            with arrived:
+                notices.append({"type": notice_type, "version": version, "size": size, "url": url, "signMethod": sign_method, "result": result,
+                                "bytes": os.path.getsize(path) if os.path.exists(path) else -1})
+                arrived.notify_all()
+        for step in ("50", "100"):
+            progress = {"id": "1", "params": {"step": step, "desc": "installing", "module": "default"}}
+            device.lk.publish_topic(f"/ota/device/progress/{pk}/{dn}", json.dumps(progress), 0)
+        device.lk.ota_report_version(None, version)
+
+    def next_notice(predicate=lambda notice: True, timeout=20):
+        with arrived:
+            assert arrived.wait_for(lambda: any(predicate(n) for n in notices), timeout), f"linkkit: no such OTA notice in {notices}"
+            found = next(n for n in notices if predicate(n))
+            notices.remove(found)
+            return found
+
+    device.lk.on_ota_message_arrived = lambda *notice: threading.Thread(target=install, args=notice, daemon=True).start()
+    with tempfile.NamedTemporaryFile(suffix=".bin") as package:
+        package.write(os.urandom(150_000))
+        package.flush()
+        digest = subprocess.run(["sha256sum", package.name], capture_output=True, text=True, check=True).stdout.split()[0]
+        first = cloud.admin("firmware", "add", "--product", pk, "--version", "2.0.0", "--file", package.name)
+        second = cloud.admin("firmware", "add", "--product", pk, "--version", "3.0.0", "--file", package.name)
+    assert first["sha256"] == digest and first["size"] == 150_000
+    try:
+        device.lk.connect_async()
+        device.wait("connected")
+        # ota_report_version and query_ota_firmware compare paho's MQTTMessageInfo with 0, so
+        # they answer OTA_PUB_FAILED after publishing; what counts is what the cloud receives.
+        device.lk.ota_report_version(None, "1.0.0")
+        login = tether("login", "--cloud", cloud.base_url, "--app-id", app["appId"], "--discover", "none", "--username", "otauser", "--password", "Passw0rd!")
+        assert login.returncode == 0, login.stderr
+        deadline = time.monotonic() + 10
+        while True:
+            listed = tether("firmware", did, "--json")
+            assert listed.returncode == 0, listed.stderr
+            if json.loads(listed.stdout)["versions"] == {"default": "1.0.0"}:
+                break
+            assert time.monotonic() < deadline, "the cloud did not record the reported version"
+            time.sleep(0.1)
+
+        upgraded = tether("firmware", did, "--upgrade", str(first["id"]), "--wait", "--wait-timeout", "40", "--json")
+        assert upgraded.returncode == 0, upgraded.stderr
+        lines = [json.loads(line) for line in upgraded.stdout.splitlines()]
+        assert lines[-1]["state"] == "applied" and lines[-1]["version"] == "2.0.0", lines
+        assert any(line["state"] == "acknowledged" and line["progress"] == 50 for line in lines), lines
+        pushed = next_notice()
+        assert pushed["type"] == 1 and pushed["result"] == linkkit.LinkKit.ErrorCode.SUCCESS and pushed["bytes"] == 150_000 and pushed["signMethod"] == "SHA256", pushed
+        assert pushed["url"].startswith(f"{cloud.base_url}/ota/firmware/{first['id']}?expires=")
+        shown = json.loads(tether("firmware", did, "--json").stdout)
+        assert shown["versions"] == {"default": "2.0.0"} and shown["upgrades"][0]["state"] == "applied"
+
+        # A job for the product; the device also asks (firmware/get) and gets the same offer.
+        job = cloud.admin("firmware", "upgrade", "--id", str(second["id"]))
+        assert job["offered"] == [did], job
+        device.lk.query_ota_firmware()
+        pulled = next_notice(lambda n: n["type"] == 2)
+        assert pulled["version"] == "3.0.0" and pulled["result"] == linkkit.LinkKit.ErrorCode.SUCCESS, pulled
+        deadline = time.monotonic() + 20
+        while cloud.admin("firmware", "job", "--id", str(job["jobId"]))[0]["state"] != "applied":
+            assert time.monotonic() < deadline, "the job's upgrade was not applied"
+            time.sleep(0.2)
+        # A tampered download URL is refused, and the SDK says so.
+        assert device.lk.download_ota_firmware(pushed["url"] + "0", os.path.join(cloud.directory, "x.bin"), "SHA256", digest) == linkkit.LinkKit.ErrorCode.OTA_INVALID_URL
     finally:
         device.lk.destruct()
     assert cloud.process.poll() is None, "the cloud died during the test"

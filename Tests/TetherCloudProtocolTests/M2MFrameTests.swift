@@ -49,6 +49,9 @@ struct M2MFrameTests {
         .rawReport(M2MRaw(did: "d", bytes: [0, 0, 0, 3])),
         .event(M2MEvent(did: "d", identifier: "Overheat", type: "alert", values: ["Temperature": .double(88.5)], timestamp: 1_700_000_000_000)),
         .userTopic(M2MUserTopic(did: "d", topic: "/pk/dn/user/update", payload: [0, 1, 255], timestamp: 1_700_000_000_000)),
+        .upgrade(FirmwareUpgradeBody(commandID: 9, did: "d", state: "acknowledged", firmwareID: 3, version: "2.0.1", module: "mcu", step: 40, desc: "downloading")),
+        .upgrade(FirmwareUpgradeBody(commandID: 9, did: "d", state: "failed", firmwareID: 3, version: "2.0.1", module: "default", step: -3, updatedAt: 1)),
+        .upgrade(FirmwareUpgradeBody(commandID: 9, did: "d", state: "queued", firmwareID: 3, version: "2.0.1", module: "default")),
     ]
 
     @Test("every kind of frame reads back as written", arguments: everyKind)

@@ -106,7 +106,8 @@ struct AdminCommand: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Offer a package to devices of its product (all of them, or those named): now to those connected, to the others when they connect.")
             @Option(help: "The package's id.") var id: Int64
-            @Option(name: .customLong("did"), help: "A device to offer it to (repeat); all of the product's devices when none is named.") var dids: [String] = []
+            @Option(name: .customLong("did"), help: "A device to offer it to (repeat); all of the product's devices when none is named.") var dids: [String] =
+                []
             @Option(help: "Seconds the offer stays open (60 to 604800).") var ttl: Int64 = FirmwareUpgrades.defaultLifetime
             @OptionGroup var options: AdminOptions
 

@@ -42,7 +42,8 @@ struct DeviceFirmwareLink: Sendable {
                 logger.info("a device reported another version during an upgrade", metadata: ["did": "\(did)", "version": "\(report.version)"])
             }
         }
-        try await history.log(did: did, kind: .deviceToApp, atMs: now, body: ["firmware": .string(report.version), "module": .string(report.module)], source: "ota")
+        try await history.log(
+            did: did, kind: .deviceToApp, atMs: now, body: ["firmware": .string(report.version), "module": .string(report.module)], source: "ota")
     }
 
     /// `/ota/device/progress`: the upgrade of that module moves on, or fails.

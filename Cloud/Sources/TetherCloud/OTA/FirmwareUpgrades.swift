@@ -68,7 +68,9 @@ public struct FirmwareUpgrades: Sendable {
         guard (60...Self.maximumLifetime).contains(lifetime) else {
             throw CloudAPIError.formInvalid(detail: "an upgrade job lasts 60 to \(Self.maximumLifetime) seconds")
         }
-        guard let package = try await FirmwareStore(database).find(firmwareID) else { throw CloudAPIError.notFound(detail: "no firmware package \(firmwareID)") }
+        guard let package = try await FirmwareStore(database).find(firmwareID) else {
+            throw CloudAPIError.notFound(detail: "no firmware package \(firmwareID)")
+        }
         let store = UpgradeStore(database)
         let productDevices = try await store.devices(productKey: package.productKey)
         let targets = dids ?? productDevices
@@ -116,9 +118,10 @@ public struct FirmwareUpgrades: Sendable {
 
     private func announce(_ records: [CommandRecord]) async {
         guard !records.isEmpty else { return }
-        await bus.publish(records.flatMap { record -> [ClusterEvent] in
-            [.command(record.update), .deliver(commandID: record.id, did: record.did)] + (record.upgrade.map { [.upgrade($0)] } ?? [])
-        })
+        await bus.publish(
+            records.flatMap { record -> [ClusterEvent] in
+                [.command(record.update), .deliver(commandID: record.id, did: record.did)] + (record.upgrade.map { [.upgrade($0)] } ?? [])
+            })
     }
 
     static func body(_ package: FirmwareRecord) -> JSONValue {
