@@ -4,7 +4,8 @@
 # c2s_write → gateway → device → set_reply and report → s2c_noti with res_sn), property posts per
 # second stored and answered from many devices, the server's resident memory per connected
 # idle device, an app's RRPC round trip (REST → device → REST) and the IoT channel's invoke round
-# trip (TetherChannel.invoke of a property post → the gateway's _reply).
+# trip (TetherChannel.invoke of a property post → the gateway's _reply), and firmware downloads by
+# signed URL (one device, then --ota-devices at once; a 4 MiB package).
 #
 #   scripts/bench-gateway.sh [--posters N] [--duration S] [--idle N] [--round-trips N] [--database URL]
 #

@@ -28,6 +28,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Idle devices for the memory measurement.") var idle = 10_000
     @Option(help: "IoT channel invoke round trips (TetherChannel.invoke of a property post, answered by the gateway).") var invokes = 500
     @Option(help: "RRPC round trips (POST /app/devices/{did}/rrpc, answered by a device).") var rrpcs = 300
+    @Option(help: "Devices downloading the firmware package at once (after one alone).") var otaDevices = 100
     @Flag(help: "Print one JSON object.") var json = false
 
     func run() async throws {
@@ -44,6 +45,7 @@ struct Run: AsyncParsableCommand {
         let invoke = try await measureInvokes(device: devices[2], logger: logger)
         let posting = try await measurePosts(Array(devices[1...posters]), logger: logger)
         let memory = try await measureMemory(Array(devices.prefix(idle)), logger: logger)
+        let ota = try await measureDownloads(document["firmware"], logger: logger)
 
         let report: JSONValue = [
             "writeRoundTripMicroseconds": ["p50": .int(Int64(roundTrip.valueAtPercentile(50))), "p99": .int(Int64(roundTrip.valueAtPercentile(99))), "max": .int(Int64(roundTrip.max)), "count": .int(Int64(roundTrip.totalCount))],
@@ -53,6 +55,7 @@ struct Run: AsyncParsableCommand {
                       "errors": .int(Int64(posting.errors)), "replyP50Microseconds": .int(Int64(posting.latency.valueAtPercentile(50))), "replyP99Microseconds": .int(Int64(posting.latency.valueAtPercentile(99)))],
             "memory": ["devices": .int(Int64(memory.devices)), "serverRSSBeforeKiB": .int(memory.before), "serverRSSAfterKiB": .int(memory.after),
                        "perDeviceKiB": .double(Double(memory.after - memory.before) / Double(max(memory.devices, 1)))],
+            "otaDownload": ota,
         ]
         if json {
             print(report.serialized(pretty: true))
@@ -191,6 +194,45 @@ struct Run: AsyncParsableCommand {
         request.body = .bytes(ByteBuffer(string: body.serialized()))
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         return try JSONValue.parse(Array(try await response.body.collect(upTo: 1 << 20).readableBytesView))
+    }
+
+    // MARK: OTA downloads
+
+    /// The firmware package fetched by its signed URL and verified (SHA-256) the way devices do
+    /// it: one device alone, then `otaDevices` at once. MB/s counts package bytes (10^6).
+    private func measureDownloads(_ firmware: JSONValue?, logger: Logger) async throws -> JSONValue {
+        guard let firmware, case .int(let size)? = firmware["size"], let sha256 = firmware["sha256"]?.stringValue,
+            let target = firmware["target"]?.stringValue
+        else { return .null }
+        let notice = FirmwareUpgradeNotice(id: "1", url: "http://127.0.0.1:\(http)\(target)", version: "bench-1", size: size, signMethod: .sha256, sign: sha256)
+        let downloader = FirmwareDownloader(timeout: .seconds(60), logger: logger)
+        let alone = ContinuousClock.now
+        try await downloader.download(notice) { _ in }
+        let aloneSeconds = Self.seconds(since: alone)
+        var perDevice = Histogram<UInt64>(highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
+        let started = ContinuousClock.now
+        try await withThrowingTaskGroup(of: UInt64.self) { group in
+            for _ in 0..<otaDevices {
+                group.addTask {
+                    let begun = ContinuousClock.now
+                    try await downloader.download(notice) { _ in }
+                    return Self.microseconds(since: begun)
+                }
+            }
+            for try await microseconds in group { _ = perDevice.record(microseconds) }
+        }
+        let allSeconds = Self.seconds(since: started)
+        return [
+            "packageBytes": .int(size), "oneDeviceMBps": .double(Double(size) / aloneSeconds / 1e6), "devices": .int(Int64(otaDevices)),
+            "aggregateMBps": .double(Double(size) * Double(otaDevices) / allSeconds / 1e6),
+            "perDeviceSecondsP50": .double(Double(perDevice.valueAtPercentile(50)) / 1e6),
+            "perDeviceSecondsP99": .double(Double(perDevice.valueAtPercentile(99)) / 1e6),
+        ]
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     // MARK: Posts per second

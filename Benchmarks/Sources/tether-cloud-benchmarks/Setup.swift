@@ -19,6 +19,9 @@ struct Setup: AsyncParsableCommand {
     @Option(help: "Where to write the app, product and device credentials.")
     var output: String
 
+    @Option(help: "Bytes of the firmware package the OTA download measurement fetches (0: none).")
+    var firmwareSize = 4 << 20
+
     func run() async throws {
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
@@ -32,8 +35,19 @@ struct Setup: AsyncParsableCommand {
             list.append(["did": .string(device.did), "productKey": .string(device.productKey), "deviceName": .string(device.deviceName),
                          "deviceSecret": .string(device.deviceSecret), "passcode": .string(device.passcode)])
         }
+        var firmware: JSONValue = .null
+        if firmwareSize > 0 {
+            var generator = SystemRandomNumberGenerator()
+            let bytes = (0..<firmwareSize).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let package = try await admin.addFirmware(productKey: created.productKey, module: "default", version: "bench-1", bytes: bytes)
+            // The path and signed query; `run` puts the server's address in front.
+            let target = try await admin.firmwareURL(id: package.id, publicURL: "", lifetime: 7 * 24 * 3600)
+            firmware = ["id": .int(package.id), "size": .int(package.size), "sha256": .string(package.sha256), "target": .string(target)]
+        }
         await opened.close()
-        let document: JSONValue = ["appId": .string(app.appID), "productKey": .string(created.productKey), "devices": .array(list)]
+        let document: JSONValue = [
+            "appId": .string(app.appID), "productKey": .string(created.productKey), "devices": .array(list), "firmware": firmware,
+        ]
         try document.serialized().write(toFile: output, atomically: true, encoding: .utf8)
     }
 }
