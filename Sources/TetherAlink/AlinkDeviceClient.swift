@@ -41,6 +41,8 @@ public final class AlinkDeviceClient: Sendable {
     /// the next reply. A waiter that timed out stays in line, so a late reply cannot be taken
     /// for the answer to a later request.
     private let shadowWaiters = Mutex<[AsyncPromise<ShadowReply, TetherError>]>([])
+    /// Sub-devices logged in through this connection (a gateway's), whose topics it carries.
+    private let subDevices = Mutex<Set<AlinkDeviceIdentity>>([])
 
     private init(configuration: AlinkDeviceConfiguration, mqtt: MQTTClient, logger: Logger) {
         self.configuration = configuration
@@ -174,6 +176,68 @@ public final class AlinkDeviceClient: Sendable {
         return try FirmwareUpgradeNotice(parsing: reply.bytes)
     }
 
+    // MARK: Gateways and their sub-devices
+
+    /// Adds sub-devices to this gateway's topology (`thing/topo/add`), proving each with its
+    /// secret; returns the ones the cloud added. A reply other than 200 is thrown (`cloudRefused`).
+    @discardableResult
+    public func addSubDevices(_ devices: [(device: AlinkDeviceIdentity, secret: String)]) async throws(TetherError) -> [AlinkDeviceIdentity] {
+        let now = configuration.now() * 1000
+        let signIns = devices.map { SubDeviceSignIn.signed($0.device, secret: $0.secret, atMilliseconds: now) }
+        return try await subDeviceRequest(.system("thing/topo/add")) { id in SubDeviceMessages.topoAdd(id: id, signIns) }
+    }
+
+    /// Removes sub-devices from this gateway's topology (`thing/topo/delete`).
+    @discardableResult
+    public func removeSubDevices(_ devices: [AlinkDeviceIdentity]) async throws(TetherError) -> [AlinkDeviceIdentity] {
+        subDevices.withLock { $0.subtract(devices) }
+        return try await subDeviceRequest(.system("thing/topo/delete")) { id in SubDeviceMessages.list(id: id, method: "thing.topo.delete", devices) }
+    }
+
+    /// This gateway's sub-devices (`thing/topo/get`).
+    public func topology() async throws(TetherError) -> [AlinkDeviceIdentity] {
+        try await subDeviceRequest(.system("thing/topo/get")) { id in AlinkRequest(id: id, method: "thing.topo.get", params: .object([:])) }
+    }
+
+    /// Brings sub-devices online through this connection (`combine/batch_login`): they must be in
+    /// the gateway's topology. Their topics then travel over this connection: post for them with
+    /// ``postProperties(_:for:)``; requests for them arrive in ``downlinks()`` with their own
+    /// ``AlinkDeviceTopic/device``.
+    @discardableResult
+    public func loginSubDevices(_ devices: [(device: AlinkDeviceIdentity, secret: String)]) async throws(TetherError) -> [AlinkDeviceIdentity] {
+        let now = configuration.now() * 1000
+        let signIns = devices.map { SubDeviceSignIn.signed($0.device, secret: $0.secret, atMilliseconds: now) }
+        let online = try await subDeviceRequest(.session("combine/batch_login")) { id in SubDeviceMessages.login(id: id, signIns) }
+        subDevices.withLock { $0.formUnion(online) }
+        return online
+    }
+
+    /// Takes sub-devices offline (`combine/batch_logout`).
+    @discardableResult
+    public func logoutSubDevices(_ devices: [AlinkDeviceIdentity]) async throws(TetherError) -> [AlinkDeviceIdentity] {
+        let offline = try await subDeviceRequest(.session("combine/batch_logout")) { id in
+            SubDeviceMessages.list(id: id, method: "combine.logout", devices)
+        }
+        subDevices.withLock { $0.subtract(devices) }
+        return offline
+    }
+
+    /// Posts property values for a sub-device logged in through this connection.
+    public func postProperties(_ params: JSONValue, for subDevice: AlinkDeviceIdentity) async throws(TetherError) -> AlinkReply {
+        try await waiters.request(timeout: configuration.replyTimeout, describing: "thing.event.property.post") { id throws(TetherError) in
+            let request = AlinkRequest(id: id, method: "thing.event.property.post", params: params)
+            try await publish(AlinkDeviceTopic(device: subDevice, topic: .propertyPost), payload: ByteBuffer(bytes: request.bytes), qos: .atLeastOnce)
+        }
+    }
+
+    private func subDeviceRequest(_ topic: AlinkTopic, _ make: (String) -> AlinkRequest) async throws(TetherError) -> [AlinkDeviceIdentity] {
+        let reply = try await waiters.request(timeout: configuration.replyTimeout, describing: topic.path) { id throws(TetherError) in
+            try await publish(topic, payload: ByteBuffer(bytes: make(id).bytes), qos: .atLeastOnce)
+        }
+        guard reply.isSuccess else { throw TetherError(.cloudRefused, "\(topic.path): \(reply.code) \(reply.message)") }
+        return try SubDeviceMessages.devices(reply.data)
+    }
+
     /// Answers a downlink: on the request's `_reply` topic, or on the RRPC response topic.
     public func reply(_ answer: AlinkReply, to downlink: AlinkDownlink) async throws(TetherError) {
         try await reply(payload: ByteBuffer(bytes: answer.bytes), to: downlink)
@@ -215,13 +279,21 @@ public final class AlinkDeviceClient: Sendable {
     }
 
     private func receive(_ message: MQTTMessage) {
-        guard let topic = AlinkDeviceTopic(parsing: message.topic), topic.device == configuration.device else {
+        guard let topic = AlinkDeviceTopic(parsing: message.topic),
+            topic.device == configuration.device || subDevices.withLock({ $0.contains(topic.device) })
+        else {
             logger.debug("ignoring a message for another device", metadata: ["mqtt.topic": "\(message.topic)"])
             return
         }
         let bytes = message.payload.readableBytesView
         switch topic.topic {
         case .propertyPostReply, .eventPostReply, .firmwareGetReply:
+            do {
+                _ = waiters.resolve(try AlinkReply(parsing: bytes))
+            } catch {
+                logger.warning("unreadable reply from the cloud", metadata: ["mqtt.topic": "\(message.topic)", "error": "\(error)"])
+            }
+        case .system(let path) where path.hasSuffix("_reply"), .session(let path) where path.hasSuffix("_reply"):
             do {
                 _ = waiters.resolve(try AlinkReply(parsing: bytes))
             } catch {

@@ -24,6 +24,9 @@ public enum AlinkTopic: Hashable, Sendable {
     case firmwareInform, firmwareProgress, firmwareUpgrade
     /// `thing/ota/firmware/get` (up: the device asks for its upgrade) and its `_reply`.
     case firmwareGet, firmwareGetReply
+    /// `/ext/session/{pk}/{dn}/{rest}`: a gateway's sub-device sessions (`combine/login`,
+    /// `combine/batch_login`, `combine/logout`, `combine/batch_logout`, each with `_reply`).
+    case session(String)
     /// Any other `/sys/{pk}/{dn}/{rest}` topic (OTA, tags, gateway topics, …).
     case system(String)
 
@@ -54,6 +57,7 @@ public enum AlinkTopic: Hashable, Sendable {
         case .firmwareUpgrade: return "upgrade"
         case .firmwareGet: return "thing/ota/firmware/get"
         case .firmwareGetReply: return "thing/ota/firmware/get_reply"
+        case .session(let rest): return rest
         case .system(let rest): return rest
         }
     }
@@ -69,6 +73,7 @@ public enum AlinkTopic: Hashable, Sendable {
         case .upRaw: return .upRawReply
         case .downRaw: return .downRawReply
         case .firmwareGet: return .firmwareGetReply
+        case .session(let path) where !path.hasSuffix("_reply"): return .session(path + "_reply")
         // Other system requests (account/bind, deviceinfo/update, …) are answered on `…_reply`.
         case .system(let path) where !path.hasSuffix("_reply"): return .system(path + "_reply")
         default: return nil
@@ -162,6 +167,8 @@ public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
             base = "/shadow/\(topic.path)/\(device.productKey)/\(device.deviceName)"
         case .firmwareInform, .firmwareProgress, .firmwareUpgrade:
             base = "/ota/device/\(topic.path)/\(device.productKey)/\(device.deviceName)"
+        case .session:
+            base = "/ext/session/\(device.productKey)/\(device.deviceName)/\(topic.path)"
         default:
             base = "/sys/\(device.productKey)/\(device.deviceName)/\(topic.path)"
         }
@@ -176,6 +183,14 @@ public struct AlinkDeviceTopic: Hashable, Sendable, CustomStringConvertible {
     /// product keys or device names.
     public init?(parsing name: String) {
         var rest = Substring(name)
+        if rest.hasPrefix("/ext/session/") {
+            let levels = rest.dropFirst("/ext/session/".count).split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+            guard levels.count == 3, !levels[2].isEmpty, !levels[2].contains("+"), !levels[2].contains("#"),
+                let device = try? AlinkDeviceIdentity(productKey: String(levels[0]), deviceName: String(levels[1]))
+            else { return nil }
+            self.init(device: device, topic: .session(String(levels[2])))
+            return
+        }
         var rrpc: String?
         if rest.hasPrefix("/ext/rrpc/") {
             let afterPrefix = rest.dropFirst("/ext/rrpc/".count)

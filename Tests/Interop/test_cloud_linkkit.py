@@ -495,3 +495,82 @@ def test_linkkit_upgrades_its_firmware(cloud):
     finally:
         device.lk.destruct()
     assert cloud.process.poll() is None, "the cloud died during the test"
+
+
+def test_linkkit_gateway_brings_its_sub_devices(cloud):
+    """A hub with the real SDK: gateway_add_subdev_topo proves each child with its secret,
+    gateway_login_subdev brings it online (the app sees it), the hub posts for the child on the
+    child's topic and the app's write to the child arrives on the hub's connection; logout and
+    gateway_delete_subdev_topo take it away again. A child with a wrong secret is refused."""
+    app, child, _, user_headers = bound_lamp(cloud, "linkkit-hub", "child01", "hubuser")
+    hub = cloud.admin("device", "create", "--product", child["productKey"], "--name", "hub01")
+    did, pk, dn, secret = child["did"], child["productKey"], child["deviceName"], child["deviceSecret"]
+    device = Device(cloud, hub)
+    replies, messages, arrived = [], [], threading.Condition()
+
+    def record(kind):
+        def callback(request_id, code, data, message, userdata):
+            with arrived:
+                replies.append((kind, code, data))
+                arrived.notify_all()
+        return callback
+
+    def on_topic(topic, payload, qos, userdata):
+        with arrived:
+            messages.append((topic, json.loads(payload)))
+            arrived.notify_all()
+
+    def next_reply(kind, timeout=10):
+        with arrived:
+            assert arrived.wait_for(lambda: any(r[0] == kind for r in replies), timeout), f"linkkit: no {kind} reply in {replies}"
+            found = next(r for r in replies if r[0] == kind)
+            replies.remove(found)
+            return found
+
+    device.lk.on_gateway_add_subdev_topo_reply = record("add")
+    device.lk.on_gateway_delete_subdev_topo_reply = record("delete")
+    device.lk.on_gateway_login_subdev_reply = record("login")
+    device.lk.on_gateway_logout_subdev_reply = record("logout")
+    device.lk.on_topic_message = on_topic
+    online = lambda: json.loads(cloud.request("GET", "/app/bindings", None, user_headers))["devices"][0]["is_online"]  # noqa: E731
+    try:
+        device.lk.connect_async()
+        device.wait("connected")
+        assert device.lk.gateway_add_subdev_topo([[pk, dn, "wrong"]])[0] == 0
+        _, code, _ = next_reply("add")
+        assert code == 460
+        assert device.lk.gateway_add_subdev_topo([[pk, dn, secret]])[0] == 0
+        _, code, data = next_reply("add")
+        assert code == 200 and data == [{"productKey": pk, "deviceName": dn}], data
+        assert device.lk.gateway_login_subdev([[pk, dn, secret]])[0] == 0
+        _, code, data = next_reply("login")
+        assert code == 200 and data == [{"productKey": pk, "deviceName": dn}], data
+        assert online() is True
+
+        # The hub reports for the child, on the child's topic.
+        post = {"id": "41", "version": "1.0", "params": {"Brightness": 33}, "method": "thing.event.property.post"}
+        assert device.lk.publish_topic(f"/sys/{pk}/{dn}/thing/event/property/post", json.dumps(post), 1)[0] == 0
+        deadline = time.monotonic() + 10
+        while json.loads(cloud.request("GET", f"/app/devdata/{did}/latest", None, user_headers)).get("attr", {}).get("Brightness") != 33:
+            assert time.monotonic() < deadline, "the child's report was not stored"
+            time.sleep(0.1)
+        # The app writes to the child: the set arrives on the hub's connection, for the child.
+        answer = json.loads(cloud.request("POST", f"/app/control/{did}", {"attrs": {"Brightness": 5}}, user_headers))
+        with arrived:
+            assert arrived.wait_for(lambda: any(t.endswith(f"/{pk}/{dn}/thing/service/property/set") for t, _ in messages), 10), messages
+            topic, request = next((t, p) for t, p in messages if t.endswith("/thing/service/property/set"))
+        assert topic == f"/sys/{pk}/{dn}/thing/service/property/set" and request["params"] == {"Brightness": 5} and request["id"] == str(answer["command_id"])
+
+        assert device.lk.gateway_logout_subdev([[pk, dn]])[0] == 0
+        _, code, _ = next_reply("logout")
+        assert code == 200 and online() is False
+        assert device.lk.gateway_delete_subdev_topo([[pk, dn]])[0] == 0
+        _, code, data = next_reply("delete")
+        assert code == 200 and data == [{"productKey": pk, "deviceName": dn}]
+        # Out of the topology, the child cannot be logged in again.
+        assert device.lk.gateway_login_subdev([[pk, dn, secret]])[0] == 0
+        _, code, _ = next_reply("login")
+        assert code == 460
+    finally:
+        device.lk.destruct()
+    assert cloud.process.poll() is None, "the cloud died during the test"

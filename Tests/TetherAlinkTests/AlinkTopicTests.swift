@@ -26,6 +26,9 @@ struct AlinkTopicTests {
         ("/ota/device/upgrade/a1PK000001/dev01", .firmwareUpgrade),
         ("/sys/a1PK000001/dev01/thing/ota/firmware/get", .firmwareGet),
         ("/sys/a1PK000001/dev01/thing/ota/firmware/get_reply", .firmwareGetReply),
+        ("/ext/session/a1PK000001/dev01/combine/batch_login", .session("combine/batch_login")),
+        ("/ext/session/a1PK000001/dev01/combine/batch_logout_reply", .session("combine/batch_logout_reply")),
+        ("/sys/a1PK000001/dev01/thing/topo/add", .system("thing/topo/add")),
     ])
     func roundTrip(name: String, topic: AlinkTopic) throws {
         let parsed = try #require(AlinkDeviceTopic(parsing: name))
@@ -57,6 +60,7 @@ struct AlinkTopicTests {
         "/ext/rrpc//sys/a1PK000001/dev01/thing/service/x", "/ext/register", "/ext/rrpc/7", "/ext/rrpc/7/a1PK000001/dev01/other/x",
         "/ext/rrpc/7/a1PK000001/dev01/user/", "/ota/device/inform/a1PK000001", "/ota/device/inform/a1PK000001/dev01/x",
         "/ota/device/other/a1PK000001/dev01", "/ext/rrpc/7/ota/device/inform/a1PK000001/dev01", "/ota/device/upgrade/a1PK000001/",
+        "/ext/session/a1PK000001/dev01", "/ext/session/a1PK000001/dev01/", "/ext/session/a1PK000001/dev01/combine/#", "/ext/session/a+/dev01/x",
     ])
     func notDeviceTopics(name: String) {
         #expect(AlinkDeviceTopic(parsing: name) == nil)
@@ -71,6 +75,7 @@ struct AlinkTopicTests {
         #expect(AlinkTopic.system("account/bind").reply == .system("account/bind_reply"))
         #expect(AlinkTopic.system("account/bind_reply").reply == nil)
         #expect(AlinkTopic.rrpcRequest("1").reply == nil && AlinkTopic.shadowUpdate.reply == nil)
+        #expect(AlinkTopic.session("combine/login").reply == .session("combine/login_reply") && AlinkTopic.session("combine/login_reply").reply == nil)
         #expect(AlinkTopic.firmwareGet.reply == .firmwareGetReply && AlinkTopic.firmwareInform.reply == nil && AlinkTopic.firmwareProgress.reply == nil)
     }
 }

@@ -15,7 +15,16 @@ extension FuzzTargets {
         if let request = try? ChannelRequest(parsing: bytes) {
             guard let again = try? ChannelRequest(parsing: request.bytes), again == request else { return "a channel request changed on a round trip" }
         }
+        if let request = try? AlinkRequest(parsing: bytes) {
+            if let signIns = try? SubDeviceMessages.signIns(request) {
+                guard (try? SubDeviceMessages.signIns(SubDeviceMessages.topoAdd(id: "1", signIns))) == signIns else {
+                    return "sub-device sign-ins changed on a round trip"
+                }
+            }
+            _ = try? SubDeviceMessages.identities(request)
+        }
         if let reply = try? AlinkReply(parsing: bytes) {
+            _ = try? SubDeviceMessages.devices(reply.data)
             guard let again = try? AlinkReply(parsing: reply.bytes), again == reply else { return "an Alink reply changed on a round trip" }
         }
         if let request = try? ShadowRequest(parsing: bytes) {
@@ -63,6 +72,8 @@ extension FuzzTargets {
         #"{"id":"4","params":{"step":"-3","desc":"sign mismatch","module":"default"}}"#,
         #"{"code":"1000","data":{"url":"http://127.0.0.1/ota/firmware/1?expires=1&signature=ab","version":"2.0","size":10,"signMethod":"Md5","sign":"0123456789abcdef0123456789abcdef"},"id":"9","message":"success"}"#,
         "/ota/device/upgrade/a1PK000001/dev01",
+        #"{"id":"4","params":{"signMethod":"hmacSha256","deviceList":[{"productKey":"a1PK000001","deviceName":"s","clientId":"c","timestamp":"1","cleanSession":"false","sign":"00"}]}}"#,
+        "/ext/session/a1PK000001/dev01/combine/batch_login",
         "/sys/a1PK000001/dev01/thing/event/property/post",
         "/sys/a1PK000001/dev01/thing/service/Reboot_reply",
         "/ext/rrpc/42/sys/a1PK000001/dev01/thing/service/Reboot",

@@ -9,6 +9,7 @@ import TetherMQTT
 /// ones accepted and never sent.
 final class CommandDelivery: Sendable {
     let broker: MQTTBroker
+    let connections: DeviceConnections
     let ledger: CommandLedger
     let history: DeviceHistory
     let catalogue: DeviceCatalogue
@@ -20,11 +21,13 @@ final class CommandDelivery: Sendable {
     let awaitingApplication = Mutex<Set<String>>([])
 
     init(
-        broker: MQTTBroker, ledger: CommandLedger, history: DeviceHistory, catalogue: DeviceCatalogue, bus: any ClusterBus, answerTimeoutMs: Int64,
+        broker: MQTTBroker, connections: DeviceConnections, ledger: CommandLedger, history: DeviceHistory, catalogue: DeviceCatalogue, bus: any ClusterBus,
+        answerTimeoutMs: Int64,
         firmware: DeviceFirmwareLink, logger: Logger
     ) {
         self.firmware = firmware
         self.broker = broker
+        self.connections = connections
         self.ledger = ledger
         self.history = history
         self.catalogue = catalogue
@@ -35,12 +38,12 @@ final class CommandDelivery: Sendable {
 
     /// Sends a command to its device if this node holds the device's connection.
     func send(_ command: CommandRecord) async throws {
-        guard let device = try await catalogue.device(command.did), broker.isConnected(clientID: device.clientID) else { return }
+        guard let (device, clientID) = try await connections.route(command.did) else { return }
         let identity = try AlinkDeviceIdentity(productKey: device.productKey, deviceName: device.deviceName)
         let message: MQTTMessage
         switch command.kind {
         case .ota:
-            try await firmware.offer(command, to: identity, clientID: device.clientID)
+            try await firmware.offer(command, to: identity, clientID: clientID)
             return
         case .attrs:
             let model = try await catalogue.model(device.productKey)
@@ -60,7 +63,7 @@ final class CommandDelivery: Sendable {
         let from: Set<CommandState> = command.kind == .attrs ? [.accepted, .queued, .sent] : [.accepted, .queued]
         guard let sent = try await ledger.move(command.id, from: from, to: .sent) else { return }
         if command.kind == .attrs { _ = awaitingApplication.withLock { $0.insert(command.did) } }
-        guard broker.send(message, toClientID: device.clientID) else {
+        guard broker.send(message, toClientID: clientID) else {
             if let failed = try await ledger.move(command.id, from: [.sent], to: .failed, message: "the device disconnected before the command was sent") {
                 await bus.publish(.command(failed.update))
             }

@@ -47,10 +47,9 @@ extension DeviceGateway {
         }
         var posts: [Post] = []
         for uplink in run {
-            guard let topic = AlinkDeviceTopic(parsing: uplink.message.topic),
-                let did = uplink.publisher.attributes[Attribute.did],
-                let productKey = uplink.publisher.attributes[Attribute.productKey]
-            else { continue }
+            guard let topic = AlinkDeviceTopic(parsing: uplink.message.topic), let (did, productKey) = owner(of: topic, publisher: uplink.publisher) else {
+                continue
+            }
             let request: AlinkRequest
             do {
                 request = try AlinkRequest(parsing: uplink.message.payload.readableBytesView)
@@ -111,10 +110,7 @@ extension DeviceGateway {
 
     private func process(_ uplink: Uplink) async {
         let principal = uplink.publisher
-        guard let topic = AlinkDeviceTopic(parsing: uplink.message.topic),
-            let did = principal.attributes[Attribute.did],
-            let productKey = principal.attributes[Attribute.productKey]
-        else { return }
+        guard let topic = AlinkDeviceTopic(parsing: uplink.message.topic), let (did, productKey) = owner(of: topic, publisher: principal) else { return }
         let bytes = uplink.message.payload.readableBytesView
         do {
             // A custom RRPC answer comes back on the request's own topic.
@@ -130,6 +126,10 @@ extension DeviceGateway {
                 try await eventPost(AlinkRequest(parsing: bytes), identifier: identifier, did: did, productKey: productKey, topic: topic, to: principal)
             case .propertySetReply, .serviceReply:
                 try await commandAnswered(AlinkReply(parsing: bytes), did: did, topic: topic.topic)
+            case .system(let path) where path.hasPrefix("thing/topo/") && !path.hasSuffix("_reply"):
+                try await gatewayRequest(bytes, topic: topic, did: did, principal: principal)
+            case .session(let path) where !path.hasSuffix("_reply"):
+                try await gatewayRequest(bytes, topic: topic, did: did, principal: principal)
             case .system(let path) where path == DeviceAccountLink.bindPath || path == DeviceAccountLink.unbindPath:
                 answer(await accountLink.handle(try AlinkRequest(parsing: bytes), path: path, did: did), topic: topic, to: principal)
             case .user(let path) where topic.rrpcMessageID == nil:
@@ -164,6 +164,22 @@ extension DeviceGateway {
         } catch {
             logger.error("device message could not be processed", metadata: ["did": "\(did)", "mqtt.topic": "\(uplink.message.topic)", "error": "\(error)"])
         }
+    }
+
+    /// The device a message is about: the publisher itself, or a sub-device it carries.
+    func owner(of topic: AlinkDeviceTopic, publisher: MQTTPrincipal) -> (did: String, productKey: String)? {
+        guard let did = publisher.attributes[Attribute.did], let productKey = publisher.attributes[Attribute.productKey] else { return nil }
+        if topic.device.productKey == productKey, topic.device.deviceName == publisher.attributes[Attribute.deviceName] { return (did, productKey) }
+        return subDevices.did(of: topic.device, via: publisher.clientID).map { ($0, topic.device.productKey) }
+    }
+
+    /// A gateway's own topology and session requests; a sub-device cannot make them.
+    private func gatewayRequest(_ bytes: some Collection<UInt8>, topic: AlinkDeviceTopic, did: String, principal: MQTTPrincipal) async throws {
+        guard topic.device.productKey == principal.attributes[Attribute.productKey], topic.device.deviceName == principal.attributes[Attribute.deviceName]
+        else { return }
+        let request = try AlinkRequest(parsing: bytes)
+        let gateway = DeviceTopologyLink.Gateway(did: did, device: topic.device, clientID: principal.clientID)
+        answer(await topology.handle(request, topic: topic.topic, from: gateway), topic: topic, to: principal)
     }
 
     private func eventPost(

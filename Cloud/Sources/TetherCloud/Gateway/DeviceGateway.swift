@@ -28,6 +28,9 @@ public final class DeviceGateway: Service, Sendable {
     let accountLink: DeviceAccountLink
     let shadows: DeviceShadowLink
     let firmware: DeviceFirmwareLink
+    let subDevices: SubDeviceSessions
+    let connections: DeviceConnections
+    let topology: DeviceTopologyLink
     let presence: DevicePresence
     let registration: DeviceSelfRegistration
     let housekeeping: NodeHousekeeping
@@ -55,32 +58,39 @@ public final class DeviceGateway: Service, Sendable {
         self.logger = logger
         // Presence changes are a few bytes, two per connection: never dropped.
         presenceChanges = AsyncStream.makeStream(of: PresenceChange.self, bufferingPolicy: .unbounded)
+        let subDevices = SubDeviceSessions()
+        self.subDevices = subDevices
         let authenticator = DeviceAuthenticator(database: database, configuration: configuration, logger: logger)
         var brokerConfiguration = MQTTBrokerConfiguration()
         brokerConfiguration.maximumQoS = .atLeastOnce
         brokerConfiguration.connectTimeout = configuration.connectTimeout
         let broker = MQTTBroker(
             configuration: brokerConfiguration,
-            hooks: GatewayHooks(authenticator: authenticator, presence: presenceChanges.continuation),
+            hooks: GatewayHooks(authenticator: authenticator, presence: presenceChanges.continuation, subDevices: subDevices),
             logger: logger
         )
         self.broker = broker
+        let connections = DeviceConnections(broker: broker, catalogue: catalogue, subDevices: subDevices)
+        self.connections = connections
         let answerTimeoutMs = configuration.answerTimeoutSeconds * 1000
         firmware = DeviceFirmwareLink(
             broker: broker, database: database, ledger: ledger, history: history, bus: bus, publicAddress: publicAddress, logger: logger)
         delivery = CommandDelivery(
-            broker: broker, ledger: ledger, history: history, catalogue: catalogue, bus: bus, answerTimeoutMs: answerTimeoutMs, firmware: firmware,
+            broker: broker, connections: connections, ledger: ledger, history: history, catalogue: catalogue, bus: bus, answerTimeoutMs: answerTimeoutMs,
+            firmware: firmware,
             logger: logger
         )
-        rrpc = RRPCRelay(broker: broker, catalogue: catalogue, history: history, bus: bus, logger: logger)
+        rrpc = RRPCRelay(broker: broker, connections: connections, history: history, bus: bus, logger: logger)
         // Binding by the device uses no endpoint: the M2M endpoint only goes into device lists.
         accountLink = DeviceAccountLink(
             tokens: IoTTokens(database: database), bindings: BindingService(database: database, endpoint: M2MEndpoint(), bus: bus), logger: logger)
-        shadows = DeviceShadowLink(broker: broker, catalogue: catalogue, documents: ShadowDocuments(database: database), logger: logger)
+        shadows = DeviceShadowLink(broker: broker, connections: connections, documents: ShadowDocuments(database: database), logger: logger)
         presence = DevicePresence(
             nodeID: configuration.nodeID, broker: broker, database: database, history: history, catalogue: catalogue,
-            delivery: delivery, bus: bus, logger: logger
+            delivery: delivery, bus: bus, subDevices: subDevices, logger: logger
         )
+        topology = DeviceTopologyLink(
+            database: database, sessions: subDevices, presence: presence, timestampSkew: configuration.timestampSkew, logger: logger)
         registration = DeviceSelfRegistration(broker: broker, database: database, logger: logger)
         housekeeping = NodeHousekeeping(
             nodeID: configuration.nodeID, database: database, ledger: ledger, history: history, bus: bus,
@@ -116,6 +126,7 @@ public final class DeviceGateway: Service, Sendable {
         let observations = [
             try broker.observe("/sys/#", enqueue), try broker.observe("/ext/rrpc/#", enqueue), try broker.observe("/shadow/update/#", enqueue),
             try broker.observe("/ota/device/inform/#", enqueue), try broker.observe("/ota/device/progress/#", enqueue),
+            try broker.observe("/ext/session/#", enqueue),
             // Custom topics; a device named "user" also matches this filter with its /sys/ topics.
             try broker.observe("/+/+/user/#") { message, publisher in
                 guard let topic = AlinkDeviceTopic(parsing: message.topic), case .user = topic.topic, topic.rrpcMessageID == nil else { return }
@@ -220,7 +231,7 @@ public final class DeviceGateway: Service, Sendable {
     /// published into the broker, so that it reaches the device only through a subscription
     /// of its own (as on Aliyun), and only on a class it may receive.
     private func publishToDevice(did: String, topic: String, payloadHex: String, qos: Int) async throws {
-        guard let device = try await catalogue.device(did), broker.isConnected(clientID: device.clientID) else { return }
+        guard try await connections.route(did) != nil else { return }
         let payload = ByteBuffer(bytes: [UInt8](tetherHex: payloadHex) ?? [])
         broker.publish(MQTTMessage(topic: topic, payload: payload, qos: qos == 0 ? .atMostOnce : .atLeastOnce))
     }

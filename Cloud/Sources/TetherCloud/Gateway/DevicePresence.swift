@@ -13,14 +13,16 @@ final class DevicePresence: Sendable {
     let catalogue: DeviceCatalogue
     let delivery: CommandDelivery
     let bus: any ClusterBus
+    let subDevices: SubDeviceSessions
     let logger: Logger
     /// When each device connected to this node, for telling stale cluster events from new ones.
     private let localConnections = Mutex<[String: Int64]>([:])
 
     init(
         nodeID: String, broker: MQTTBroker, database: any SQLDatabase, history: DeviceHistory, catalogue: DeviceCatalogue, delivery: CommandDelivery,
-        bus: any ClusterBus, logger: Logger
+        bus: any ClusterBus, subDevices: SubDeviceSessions, logger: Logger
     ) {
+        self.subDevices = subDevices
         self.nodeID = nodeID
         self.broker = broker
         self.database = database
@@ -43,8 +45,12 @@ final class DevicePresence: Sendable {
                 if change.principal.attributes[DeviceAuthenticator.Attribute.registration] != nil {
                     if change.connected { try await registration.answer(change.principal, did: did) }
                 } else if change.connected {
-                    try await connected(did: did, change: change)
+                    try await connected(did: did, atMs: change.atMs, remoteAddress: change.remoteAddress)
                 } else if change.reason != .takenOver, !broker.isConnected(clientID: change.principal.clientID) {
+                    // A gateway's sub-devices go with it.
+                    for sub in subDevices.end(gateway: change.principal.clientID) {
+                        try await disconnected(did: sub, atMs: change.atMs, reason: nil, why: "gateway offline")
+                    }
                     try await disconnected(did: did, atMs: change.atMs, reason: change.reason)
                 }
             } catch {
@@ -53,19 +59,21 @@ final class DevicePresence: Sendable {
         }
     }
 
-    private func connected(did: String, change: PresenceChange) async throws {
-        localConnections.withLock { $0[did] = change.atMs }
-        guard try await devices.markOnline(did, node: nodeID, atMs: change.atMs, remoteAddress: change.remoteAddress) else { return }
-        try await history.log(did: did, kind: .online, atMs: change.atMs, ip: change.remoteAddress)
-        await bus.publish(.presence(did: did, online: true, node: nodeID, atMs: change.atMs))
-        logger.debug("device online", metadata: ["did": "\(did)", "remote": "\(change.remoteAddress)"])
+    /// A device (or a sub-device through its gateway) connected to this node.
+    func connected(did: String, atMs: Int64, remoteAddress: String) async throws {
+        localConnections.withLock { $0[did] = atMs }
+        guard try await devices.markOnline(did, node: nodeID, atMs: atMs, remoteAddress: remoteAddress) else { return }
+        try await history.log(did: did, kind: .online, atMs: atMs, ip: remoteAddress)
+        await bus.publish(.presence(did: did, online: true, node: nodeID, atMs: atMs))
+        logger.debug("device online", metadata: ["did": "\(did)", "remote": "\(remoteAddress)"])
         try await delivery.resume(did: did)
     }
 
-    private func disconnected(did: String, atMs: Int64, reason: MQTTBrokerEvent.DisconnectReason?) async throws {
+    /// A device (or a sub-device, `why` then says how) left this node.
+    func disconnected(did: String, atMs: Int64, reason: MQTTBrokerEvent.DisconnectReason?, why: String? = nil) async throws {
         localConnections.withLock { _ = $0.removeValue(forKey: did) }
         guard try await devices.markOffline(did, node: nodeID, atMs: atMs) else { return }
-        try await history.log(did: did, kind: .offline, atMs: atMs, body: .object(["reason": .string(reason?.rawValue ?? "")]))
+        try await history.log(did: did, kind: .offline, atMs: atMs, body: .object(["reason": .string(why ?? reason?.rawValue ?? "")]))
         await bus.publish(.presence(did: did, online: false, node: nodeID, atMs: atMs))
         logger.debug("device offline", metadata: ["did": "\(did)", "reason": "\(reason?.rawValue ?? "")"])
     }

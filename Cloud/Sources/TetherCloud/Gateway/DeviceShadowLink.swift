@@ -9,7 +9,7 @@ import TetherMQTT
 /// changed what it desires and this node holds the device's connection.
 struct DeviceShadowLink: Sendable {
     let broker: MQTTBroker
-    let catalogue: DeviceCatalogue
+    let connections: DeviceConnections
     let documents: ShadowDocuments
     let logger: Logger
 
@@ -35,9 +35,9 @@ struct DeviceShadowLink: Sendable {
 
     /// Pushes the shadow to its device if this node holds the device's connection.
     func pushDesired(did: String) async throws {
-        guard let record = try await catalogue.device(did), broker.isConnected(clientID: record.clientID) else { return }
+        guard let (record, clientID) = try await connections.route(did) else { return }
         let device = try AlinkDeviceIdentity(productKey: record.productKey, deviceName: record.deviceName)
-        send(.control(try await documents.read(did: did)), to: device, clientID: record.clientID)
+        send(.control(try await documents.read(did: did)), to: device, clientID: clientID)
     }
 
     private func send(_ reply: ShadowReply, to device: AlinkDeviceIdentity, clientID: String) {

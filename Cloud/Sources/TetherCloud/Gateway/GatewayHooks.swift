@@ -9,6 +9,7 @@ struct GatewayHooks: MQTTBrokerHooks {
 
     let authenticator: DeviceAuthenticator
     let presence: AsyncStream<PresenceChange>.Continuation
+    let subDevices: SubDeviceSessions
 
     func authenticate(_ request: MQTTConnectRequest) async -> MQTTAuthentication {
         await authenticator.authenticate(request)
@@ -17,8 +18,13 @@ struct GatewayHooks: MQTTBrokerHooks {
     func authorizePublish(_ principal: MQTTPrincipal, topic: String) -> Bool {
         guard principal.attributes[Attribute.registration] == nil, let device = Self.device(principal) else { return false }
         // What only the cloud sends (shadow replies, upgrade offers) a device cannot publish.
-        guard let parsed = AlinkDeviceTopic(parsing: topic), parsed.topic != .shadowGet, parsed.topic != .firmwareUpgrade, parsed.device == device else {
-            return false
+        guard let parsed = AlinkDeviceTopic(parsing: topic), parsed.topic != .shadowGet, parsed.topic != .firmwareUpgrade else { return false }
+        guard parsed.device == device else {
+            // A gateway speaks for the sub-devices it brought online, on their /sys topics only.
+            guard topic.hasPrefix("/sys/") || topic.hasPrefix("/ext/rrpc/") else { return false }
+            if case .user = parsed.topic { return false }
+            if case .session = parsed.topic { return false }
+            return subDevices.did(of: parsed.device, via: principal.clientID) != nil
         }
         // A custom topic only as its class allows; on `/ext/rrpc/…` it is the answer to a call.
         if case .user(let path) = parsed.topic, parsed.rrpcMessageID == nil {
@@ -38,8 +44,17 @@ struct GatewayHooks: MQTTBrokerHooks {
             "/ext/rrpc/+/sys/\(device.productKey)/\(device.deviceName)/",
             "/ext/rrpc/+/\(device.productKey)/\(device.deviceName)/user/",
         ]
-        return own.contains { filter.hasPrefix($0) && filter.count > $0.count } || filter == "/shadow/get/\(device.productKey)/\(device.deviceName)"
+        if own.contains(where: { filter.hasPrefix($0) && filter.count > $0.count }) || filter == "/shadow/get/\(device.productKey)/\(device.deviceName)"
             || filter == "/ota/device/upgrade/\(device.productKey)/\(device.deviceName)"
+        {
+            return true
+        }
+        // A sub-device's own /sys topics, while its gateway carries it.
+        let levels = filter.split(separator: "/", maxSplits: 4, omittingEmptySubsequences: false)
+        guard levels.count == 5, levels[1] == "sys", let sub = try? AlinkDeviceIdentity(productKey: String(levels[2]), deviceName: String(levels[3])),
+            !levels[4].isEmpty
+        else { return false }
+        return subDevices.did(of: sub, via: principal.clientID) != nil
     }
 
     /// Custom RRPC requests reach a device only from the cloud (addressed, not routed): what a

@@ -11,16 +11,16 @@ import TetherMQTT
 /// caller gave up, goes on: a device cannot flood the bus with answers nobody asked for.
 final class RRPCRelay: Sendable {
     let broker: MQTTBroker
-    let catalogue: DeviceCatalogue
+    let connections: DeviceConnections
     let history: DeviceHistory
     let bus: any ClusterBus
     let logger: Logger
     /// Calls sent and not yet answered: message id → the device and when the caller stops waiting.
     private let outstanding = Mutex<[String: (did: String, deadlineMs: Int64)]>([:])
 
-    init(broker: MQTTBroker, catalogue: DeviceCatalogue, history: DeviceHistory, bus: any ClusterBus, logger: Logger) {
+    init(broker: MQTTBroker, connections: DeviceConnections, history: DeviceHistory, bus: any ClusterBus, logger: Logger) {
         self.broker = broker
-        self.catalogue = catalogue
+        self.connections = connections
         self.history = history
         self.bus = bus
         self.logger = logger
@@ -31,7 +31,7 @@ final class RRPCRelay: Sendable {
 
     /// Sends a call to its device if this node holds the device's connection.
     func send(_ request: RRPCRequestEvent) async throws {
-        guard let device = try await catalogue.device(request.did), broker.isConnected(clientID: device.clientID) else { return }
+        guard let (device, clientID) = try await connections.route(request.did) else { return }
         let identity = try AlinkDeviceIdentity(productKey: device.productKey, deviceName: device.deviceName)
         var destination = AlinkDeviceTopic(device: identity, topic: .rrpcRequest(request.messageID))
         if let custom = request.topic {
@@ -47,7 +47,7 @@ final class RRPCRelay: Sendable {
             calls[request.messageID] = (request.did, request.deadlineMs)
         }
         let payload = ByteBuffer(bytes: [UInt8](tetherHex: request.payloadHex) ?? [])
-        guard broker.send(MQTTMessage(topic: topic, payload: payload, qos: .atMostOnce), toClientID: device.clientID) else {
+        guard broker.send(MQTTMessage(topic: topic, payload: payload, qos: .atMostOnce), toClientID: clientID) else {
             _ = outstanding.withLock { $0.removeValue(forKey: request.messageID) }
             await bus.publish(.rrpcAnswer(messageID: request.messageID, did: request.did, payloadHex: nil))
             return

@@ -19,6 +19,7 @@ public enum Migrations {
         Migration(version: 7, name: "custom topic classes", statements: Schema.version7),
         Migration(version: 8, name: "firmware packages and settings", statements: Schema.version8),
         Migration(version: 9, name: "firmware upgrades", statements: Schema.version9),
+        Migration(version: 10, name: "gateway topology", statements: Schema.version10),
     ]
 
     /// The newest schema version this build knows.
