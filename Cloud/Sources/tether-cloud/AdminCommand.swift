@@ -10,7 +10,7 @@ struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
         abstract: "Create apps, products and devices; disable accounts; read the outbox.",
-        subcommands: [AppGroup.self, ProductGroup.self, DeviceGroup.self, FirmwareGroup.self, UserGroup.self, OutboxCommand.self]
+        subcommands: [AppGroup.self, ProductGroup.self, DeviceGroup.self, FirmwareGroup.self, ForwardGroup.self, UserGroup.self, OutboxCommand.self]
     )
 
     struct AppGroup: AsyncParsableCommand {
@@ -55,6 +55,82 @@ struct AdminCommand: AsyncParsableCommand {
             func run() async throws {
                 try await options.withAdministration { try await $0.configureThirdParty(appID: app, issuer: thirdParty.thirdPartyIssuer) }
                 options.print(json: ["appId": .string(app), "thirdParty": .bool(!disableThirdParty)], text: "updated \(app)")
+            }
+        }
+    }
+
+    struct ForwardGroup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "forward", abstract: "Server-side subscribers: push a product's device messages to an HTTP endpoint.",
+            subcommands: [Add.self, List.self, Remove.self, Messages.self])
+
+        static func json(_ record: ForwarderRecord, secret: Bool) -> JSONValue {
+            var object: JSONObject = [
+                "id": .int(record.id), "productKey": .string(record.productKey), "url": .string(record.url),
+                "kinds": .array(record.kinds.map(\.rawValue).sorted().map(JSONValue.string)),
+            ]
+            if secret { object["secret"] = .string(record.secret) }
+            return .object(object)
+        }
+
+        struct Add: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "POST the product's device messages to URL, signed (X-Tether-Signature: sha256=HMAC of the body with the printed secret).")
+            @Option(help: "The product key.") var product: String
+            @Option(help: "Where to POST (http or https).") var url: String
+            @Option(name: .customLong("kind"), help: "What to forward (repeat): property, event, user, presence. Default: all.") var kinds: [String] = []
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                let kinds =
+                    kinds.isEmpty
+                    ? Set(ForwardKind.allCases)
+                    : Set(
+                        try kinds.map { name in
+                            guard let kind = ForwardKind(rawValue: name) else { throw ValidationError("--kind is property, event, user or presence") }
+                            return kind
+                        })
+                let record = try await options.withAdministration { try await $0.addForwarder(productKey: product, url: url, kinds: kinds) }
+                options.print(json: ForwardGroup.json(record, secret: true), text: "forwarder \(record.id) → \(record.url)\nsecret \(record.secret)")
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "The forwarders (of one product).")
+            @Option(help: "The product key.") var product: String?
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                let records = try await options.withAdministration { try await $0.forwarders(productKey: product) }
+                let text = records.map { "\($0.id)  \($0.productKey)  \($0.url)  \($0.kinds.map(\.rawValue).sorted().joined(separator: ","))" }
+                options.print(
+                    json: .array(records.map { ForwardGroup.json($0, secret: false) }), text: text.isEmpty ? "no forwarders" : text.joined(separator: "\n"))
+            }
+        }
+
+        struct Remove: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Remove a forwarder and its undelivered messages.")
+            @Option(help: "The forwarder's id.") var id: Int64
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                try await options.withAdministration { try await $0.removeForwarder(id: id) }
+                options.print(json: ["removed": .int(id)], text: "removed forwarder \(id)")
+            }
+        }
+
+        struct Messages: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "A forwarder's messages, newest first: pending, delivered or failed.")
+            @Option(help: "The forwarder's id.") var id: Int64
+            @Option(help: "How many.") var limit = 50
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                let entries = try await options.withAdministration { try await $0.forwardedMessages(forwarderID: id, limit: limit) }
+                options.print(
+                    json: .array(
+                        entries.map { ["id": .int($0.id), "state": .string($0.state), "attempts": .int($0.attempts), "lastError": .string($0.lastError)] }),
+                    text: entries.map { "\($0.id)  \($0.state)  \($0.attempts) attempts  \($0.lastError)" }.joined(separator: "\n"))
             }
         }
     }

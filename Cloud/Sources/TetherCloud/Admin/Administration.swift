@@ -92,6 +92,30 @@ public struct Administration: Sendable {
         try await FirmwareUpgrades(database: database, bus: LocalClusterBus()).job(id)
     }
 
+    /// Adds a forwarder to a product: its devices' messages of `kinds` are POSTed to `url`,
+    /// signed with the returned record's secret.
+    public func addForwarder(productKey: String, url: String, kinds: Set<ForwardKind>) async throws -> ForwarderRecord {
+        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil, url.utf8.count <= 2048 else {
+            throw CloudAPIError.formInvalid(detail: "a forwarder's URL is an http or https URL")
+        }
+        guard !kinds.isEmpty else { throw CloudAPIError.formInvalid(detail: "a forwarder needs at least one kind") }
+        guard try await ProductStore(database).find(productKey) != nil else { throw CloudAPIError.productKeyInvalid(detail: "no product \(productKey)") }
+        return try await ForwarderStore(database).insert(
+            productKey: productKey, url: url, secret: Secrets.hex(bytes: 32), kinds: kinds, atMs: Clock.unixMilliseconds())
+    }
+
+    public func forwarders(productKey: String?) async throws -> [ForwarderRecord] { try await ForwarderStore(database).list(productKey: productKey) }
+
+    /// Removes a forwarder and its undelivered messages.
+    public func removeForwarder(id: Int64) async throws {
+        guard try await ForwarderStore(database).remove(id) else { throw CloudAPIError.notFound(detail: "no forwarder \(id)") }
+    }
+
+    /// A forwarder's messages, newest first.
+    public func forwardedMessages(forwarderID: Int64, limit: Int = 50) async throws -> [(id: Int64, state: String, attempts: Int64, lastError: String)] {
+        try await ForwarderStore(database).entries(forwarderID: forwarderID, limit: limit)
+    }
+
     /// A signed download URL of package `id` under `publicURL`, valid for `lifetime` seconds.
     public func firmwareURL(id: Int64, publicURL: String, lifetime: Int64) async throws -> String {
         guard (1...FirmwareDownloads.maximumLifetime).contains(lifetime) else {

@@ -83,7 +83,14 @@ extension DeviceGateway {
             }
             return
         }
-        await bus.publish(posts.filter { !$0.accepted.isEmpty }.map { .status(did: $0.did, attrs: .object($0.accepted), atMs: now) })
+        let stored = posts.filter { !$0.accepted.isEmpty }
+        await bus.publish(stored.map { .status(did: $0.did, attrs: .object($0.accepted), atMs: now) })
+        await forwarding.forward(
+            stored.map {
+                ForwardedMessage(
+                    kind: .property, productKey: $0.topic.device.productKey, deviceName: $0.topic.device.deviceName, did: $0.did, topic: $0.topic.name,
+                    payload: .object($0.accepted), atMs: now)
+            })
         for post in posts {
             var reply = post.request.reply()
             if !post.rejected.isEmpty {
@@ -139,6 +146,11 @@ extension DeviceGateway {
                 let hex = Array(bytes).tetherHex
                 try await history.log(did: did, kind: .deviceToApp, atMs: now, body: ["topic": .string(path)], payloadHex: hex, source: "user_topic")
                 await bus.publish(.userMessage(did: did, topic: uplink.message.topic, payloadHex: hex, atMs: now))
+                await forwarding.forward([
+                    ForwardedMessage(
+                        kind: .user, productKey: productKey, deviceName: topic.device.deviceName, did: did, topic: uplink.message.topic, bytes: Array(bytes),
+                        atMs: now)
+                ])
             case .firmwareInform:
                 try await firmware.inform(bytes, did: did)
             case .firmwareProgress:
@@ -206,6 +218,11 @@ extension DeviceGateway {
             throw error
         }
         await bus.publish(.event(did: did, identifier: identifier, kind: event.type.rawValue, values: values, atMs: now))
+        await forwarding.forward([
+            ForwardedMessage(
+                kind: .event, productKey: productKey, deviceName: topic.device.deviceName, did: did, topic: topic.name,
+                payload: ["identifier": .string(identifier), "type": .string(event.type.rawValue), "values": values], atMs: now)
+        ])
         answer(request.reply(), topic: topic, to: principal)
     }
 

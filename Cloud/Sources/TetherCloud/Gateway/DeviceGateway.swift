@@ -31,6 +31,7 @@ public final class DeviceGateway: Service, Sendable {
     let subDevices: SubDeviceSessions
     let connections: DeviceConnections
     let topology: DeviceTopologyLink
+    let forwarding: DataForwarding
     let presence: DevicePresence
     let registration: DeviceSelfRegistration
     let housekeeping: NodeHousekeeping
@@ -60,6 +61,8 @@ public final class DeviceGateway: Service, Sendable {
         presenceChanges = AsyncStream.makeStream(of: PresenceChange.self, bufferingPolicy: .unbounded)
         let subDevices = SubDeviceSessions()
         self.subDevices = subDevices
+        let forwarding = DataForwarding(database: database, logger: logger)
+        self.forwarding = forwarding
         let authenticator = DeviceAuthenticator(database: database, configuration: configuration, logger: logger)
         var brokerConfiguration = MQTTBrokerConfiguration()
         brokerConfiguration.maximumQoS = .atLeastOnce
@@ -87,7 +90,7 @@ public final class DeviceGateway: Service, Sendable {
         shadows = DeviceShadowLink(broker: broker, connections: connections, documents: ShadowDocuments(database: database), logger: logger)
         presence = DevicePresence(
             nodeID: configuration.nodeID, broker: broker, database: database, history: history, catalogue: catalogue,
-            delivery: delivery, bus: bus, subDevices: subDevices, logger: logger
+            delivery: delivery, bus: bus, subDevices: subDevices, forwarding: forwarding, logger: logger
         )
         topology = DeviceTopologyLink(
             database: database, sessions: subDevices, presence: presence, timestampSkew: configuration.timestampSkew, logger: logger)

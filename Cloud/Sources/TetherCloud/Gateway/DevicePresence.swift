@@ -14,14 +14,16 @@ final class DevicePresence: Sendable {
     let delivery: CommandDelivery
     let bus: any ClusterBus
     let subDevices: SubDeviceSessions
+    let forwarding: DataForwarding
     let logger: Logger
     /// When each device connected to this node, for telling stale cluster events from new ones.
     private let localConnections = Mutex<[String: Int64]>([:])
 
     init(
         nodeID: String, broker: MQTTBroker, database: any SQLDatabase, history: DeviceHistory, catalogue: DeviceCatalogue, delivery: CommandDelivery,
-        bus: any ClusterBus, subDevices: SubDeviceSessions, logger: Logger
+        bus: any ClusterBus, subDevices: SubDeviceSessions, forwarding: DataForwarding, logger: Logger
     ) {
+        self.forwarding = forwarding
         self.subDevices = subDevices
         self.nodeID = nodeID
         self.broker = broker
@@ -65,6 +67,7 @@ final class DevicePresence: Sendable {
         guard try await devices.markOnline(did, node: nodeID, atMs: atMs, remoteAddress: remoteAddress) else { return }
         try await history.log(did: did, kind: .online, atMs: atMs, ip: remoteAddress)
         await bus.publish(.presence(did: did, online: true, node: nodeID, atMs: atMs))
+        await forwardPresence(did: did, online: true, atMs: atMs)
         logger.debug("device online", metadata: ["did": "\(did)", "remote": "\(remoteAddress)"])
         try await delivery.resume(did: did)
     }
@@ -75,7 +78,17 @@ final class DevicePresence: Sendable {
         guard try await devices.markOffline(did, node: nodeID, atMs: atMs) else { return }
         try await history.log(did: did, kind: .offline, atMs: atMs, body: .object(["reason": .string(why ?? reason?.rawValue ?? "")]))
         await bus.publish(.presence(did: did, online: false, node: nodeID, atMs: atMs))
+        await forwardPresence(did: did, online: false, atMs: atMs)
         logger.debug("device offline", metadata: ["did": "\(did)", "reason": "\(reason?.rawValue ?? "")"])
+    }
+
+    private func forwardPresence(did: String, online: Bool, atMs: Int64) async {
+        guard let device = try? await catalogue.device(did) else { return }
+        await forwarding.forward([
+            ForwardedMessage(
+                kind: .presence, productKey: device.productKey, deviceName: device.deviceName, did: did, topic: "",
+                payload: ["online": .bool(online)], atMs: atMs)
+        ])
     }
 
     /// The device connected to another node at `atMs`: if that is after it connected here, the

@@ -101,7 +101,7 @@ public struct CloudNode: Sendable {
         UpgradeRoutes(accounts: accounts, upgrades: FirmwareUpgrades(database: database, bus: bus)).register(on: documented)
         FirmwareRoutes(catalogue: FirmwareCatalogue(database: database), downloads: FirmwareDownloads(database: database)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
-        var services: [any Service] = [bus, HubService(hub: hub), rrpc]
+        var services: [any Service] = [bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger)]
         if let gateway { services.append(gateway) }
         if let metricsListener { services.append(metricsListener) }
         let accounts = self.accounts, control = self.control, history = self.history, hub = self.hub, logger = self.logger

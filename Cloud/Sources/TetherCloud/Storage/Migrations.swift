@@ -20,6 +20,7 @@ public enum Migrations {
         Migration(version: 8, name: "firmware packages and settings", statements: Schema.version8),
         Migration(version: 9, name: "firmware upgrades", statements: Schema.version9),
         Migration(version: 10, name: "gateway topology", statements: Schema.version10),
+        Migration(version: 11, name: "data forwarding", statements: Schema.version11),
     ]
 
     /// The newest schema version this build knows.
