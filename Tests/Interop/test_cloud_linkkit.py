@@ -5,6 +5,7 @@ to, answers a service call and posts an event, and the app sees each change, wit
 of its write."""
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import subprocess
@@ -235,11 +236,10 @@ def test_linkkit_answers_rrpc_calls(cloud):
     assert cloud.process.poll() is None, "the cloud died during the test"
 
 
-def test_linkkit_registers_without_whitelist_and_reconnects_with_its_token():
-    """Whitelist-free registration with the real SDK: a unit that knows only the product secret
-    connects with authType=regnwl, gets {clientId, deviceToken} on /ext/regnwl (the device is
-    created then), and connects again with securemode=-2 and the token to post. Plain TCP, so
-    the cloud runs with --insecure-registration (production needs TLS for both steps)."""
+@contextlib.contextmanager
+def registering_cloud():
+    """A cloud that accepts dynamic registration on plain TCP (--insecure-registration; production
+    needs TLS for it), for the SDK's registration modes."""
     with tempfile.TemporaryDirectory() as directory:
         port, mqtt_port = free_port(), free_port()
         process = subprocess.Popen(
@@ -250,42 +250,80 @@ def test_linkkit_registers_without_whitelist_and_reconnects_with_its_token():
         try:
             wait_for_port(port)
             wait_for_port(mqtt_port)
-            cloud = Cloud(directory, port, process, mqtt_port)
-            product = cloud.admin("product", "create", "--name", "Lamp", "--tsl", LAMP_TSL, "--whitelist-free-registration")
-            registered, connected, posted = threading.Event(), threading.Event(), threading.Event()
-            answer, codes = {}, []
-
-            def on_registered(rc, client_id, username, password):
-                answer.update(rc=rc, client_id=client_id, username=username, password=password)
-                registered.set()
-
-            unit = linkkit.LinkKit(host_name="127.0.0.1", product_key=product["productKey"], device_name="unit-77",
-                                   device_secret="", product_secret=product["productSecret"], auth_type="regnwl")
-            unit.config_mqtt(port=mqtt_port, secure="", keep_alive=60)
-            unit.on_device_dynamic_register_nwl_reply = on_registered
-            unit.connect_async()
-            assert registered.wait(10), "linkkit: no answer on /ext/regnwl"
-            unit.destruct()
-            assert answer["rc"] == 0 and "securemode=-2" in answer["client_id"], answer
-            assert answer["username"] == f"unit-77&{product['productKey']}"
-
-            device = linkkit.LinkKit(host_name="127.0.0.1", product_key=product["productKey"], device_name="unit-77", device_secret="",
-                                     client_id=answer["client_id"], username=answer["username"], password=answer["password"])
-            device.config_mqtt(port=mqtt_port, secure="", keep_alive=60)
-            device.thing_setup(LAMP_TSL)
-            device.on_connect = lambda session_flag, rc, userdata: (rc == 0) and connected.set()
-            device.on_thing_prop_post = lambda request_id, code, data, message, userdata: (codes.append(code), posted.set())
-            try:
-                device.connect_async()
-                assert connected.wait(10), "linkkit: the token connection was refused"
-                assert device.thing_post_property({"Brightness": 12})[0] == 0
-                assert posted.wait(10)
-                assert codes == [200]
-            finally:
-                device.destruct()
+            yield Cloud(directory, port, process, mqtt_port)
         finally:
             process.terminate()
             assert process.wait(timeout=10) == 0
+
+
+def post_once(device, mqtt_port):
+    """Connects a linkkit device and posts one report; the codes of the replies."""
+    connected, posted, codes = threading.Event(), threading.Event(), []
+    device.config_mqtt(port=mqtt_port, secure="", keep_alive=60)
+    device.thing_setup(LAMP_TSL)
+    device.on_connect = lambda session_flag, rc, userdata: (rc == 0) and connected.set()
+    device.on_thing_prop_post = lambda request_id, code, data, message, userdata: (codes.append(code), posted.set())
+    try:
+        device.connect_async()
+        assert connected.wait(10), "linkkit: the connection was refused"
+        assert device.thing_post_property({"Brightness": 12})[0] == 0
+        assert posted.wait(10)
+    finally:
+        device.destruct()
+    return codes
+
+
+def test_linkkit_registers_without_whitelist_and_reconnects_with_its_token():
+    """Whitelist-free registration with the real SDK: a unit that knows only the product secret
+    connects with authType=regnwl, gets {clientId, deviceToken} on /ext/regnwl (the device is
+    created then), and connects again with securemode=-2 and the token to post."""
+    with registering_cloud() as cloud:
+        product = cloud.admin("product", "create", "--name", "Lamp", "--tsl", LAMP_TSL, "--whitelist-free-registration")
+        registered, answer = threading.Event(), {}
+
+        def on_registered(rc, client_id, username, password):
+            answer.update(rc=rc, client_id=client_id, username=username, password=password)
+            registered.set()
+
+        unit = linkkit.LinkKit(host_name="127.0.0.1", product_key=product["productKey"], device_name="unit-77",
+                               device_secret="", product_secret=product["productSecret"], auth_type="regnwl")
+        unit.config_mqtt(port=cloud.mqtt_port, secure="", keep_alive=60)
+        unit.on_device_dynamic_register_nwl_reply = on_registered
+        unit.connect_async()
+        assert registered.wait(10), "linkkit: no answer on /ext/regnwl"
+        unit.destruct()
+        assert answer["rc"] == 0 and "securemode=-2" in answer["client_id"], answer
+        assert answer["username"] == f"unit-77&{product['productKey']}"
+
+        device = linkkit.LinkKit(host_name="127.0.0.1", product_key=product["productKey"], device_name="unit-77", device_secret="",
+                                 client_id=answer["client_id"], username=answer["username"], password=answer["password"])
+        assert post_once(device, cloud.mqtt_port) == [200]
+
+
+def test_linkkit_registers_a_listed_device_and_connects_with_its_secret():
+    """Dynamic registration of a device created beforehand, with the real SDK: authType=register
+    signed with the product secret, the device's own secret answered on /ext/register, then a
+    normal connection signed with that secret."""
+    with registering_cloud() as cloud:
+        product = cloud.admin("product", "create", "--name", "Lamp", "--tsl", LAMP_TSL)
+        listed = cloud.admin("device", "create", "--product", product["productKey"], "--name", "listed-1")
+        registered, answer = threading.Event(), {}
+
+        def on_registered(rc, value, userdata):
+            answer.update(rc=rc, secret=value)
+            registered.set()
+
+        unit = linkkit.LinkKit(host_name="127.0.0.1", product_key=product["productKey"], device_name="listed-1",
+                               device_secret="", product_secret=product["productSecret"], auth_type="register")
+        unit.config_mqtt(port=cloud.mqtt_port, secure="", keep_alive=60)
+        unit.on_device_dynamic_register = on_registered
+        unit.connect_async()
+        assert registered.wait(10), "linkkit: no answer on /ext/register"
+        unit.destruct()
+        assert answer == {"rc": 0, "secret": listed["deviceSecret"]}, answer
+
+        device = linkkit.LinkKit(host_name="127.0.0.1", product_key=product["productKey"], device_name="listed-1", device_secret=answer["secret"])
+        assert post_once(device, cloud.mqtt_port) == [200]
 
 
 def test_linkkit_keeps_a_device_shadow(cloud):
