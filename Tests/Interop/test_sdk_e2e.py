@@ -255,3 +255,49 @@ def test_session_renewed_then_expired(tmp_path):
     finally:
         cloud.terminate()
         cloud.wait(timeout=10)
+
+
+def test_agent_firmware_upgrades(stack):
+    """OTA with every part a process: two simulated devices (`--firmware-version 1.0`), one whose
+    download drops halfway (`--ota-fault interrupt`) and one whose package does not verify
+    (`--ota-fault bad-checksum`); `tether firmware --upgrade --wait` follows each to its end."""
+    app = stack.admin("app", "create", "--name", "ota")
+    product = stack.admin("product", "create", "--name", "Lamp", "--tsl", os.path.join(ROOT, "products", "lamp-tsl.json"))
+    steady = stack.admin("device", "create", "--product", product["productKey"], "--name", "steady")
+    broken = stack.admin("device", "create", "--product", product["productKey"], "--name", "broken")
+    with tempfile.NamedTemporaryFile(suffix=".bin") as package:
+        package.write(os.urandom(300_000))
+        package.flush()
+        firmware = stack.admin("firmware", "add", "--product", product["productKey"], "--version", "2.0", "--file", package.name)
+    agents = []
+    for device, fault in ((steady, "interrupt"), (broken, "bad-checksum")):
+        credentials = os.path.join(stack.directory, f"{device['deviceName']}.json")
+        _write(credentials, [device])
+        agents.append(subprocess.Popen(
+            [os.path.join(BIN, "tether-agent"), "simulate", "--product", os.path.join(ROOT, "products", "lamp-tsl.json"), "--no-lan",
+             "--interval", "0", "--cloud", f"127.0.0.1:{stack.mqtt_port}", "--credentials", credentials,
+             "--firmware-version", "1.0", "--ota-fault", fault],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    try:
+        bob = os.path.join(stack.directory, "bob")
+        stack.tether(bob, "register", "--cloud", stack_url(stack), "--app-id", app["appId"], "--discover", "none", "--username", "bob", "--password", PASSWORD)
+        for device in (steady, broken):
+            stack.tether(bob, "bind", "--did", device["did"], "--passcode", device["passcode"])
+        deadline = time.time() + 20
+        while json.loads(stack.tether(bob, "firmware", steady["did"], "--json").stdout)["versions"] != {"default": "1.0"}:
+            assert time.time() < deadline, "the agent did not report its version"
+            time.sleep(0.2)
+
+        upgraded = stack.tether(bob, "firmware", steady["did"], "--upgrade", str(firmware["id"]), "--wait", "--wait-timeout", "60", "--json")
+        states = [json.loads(line) for line in upgraded.stdout.splitlines()]
+        assert states[-1]["state"] == "applied" and any(s["progress"] == 90 for s in states), states
+        assert json.loads(stack.tether(bob, "firmware", steady["did"], "--json").stdout)["versions"] == {"default": "2.0"}
+
+        failed = stack.tether(bob, "firmware", broken["did"], "--upgrade", str(firmware["id"]), "--wait", "--wait-timeout", "60", "--json", check=False)
+        assert failed.returncode != 0 and "failed" in failed.stderr, failed.stderr
+        last = json.loads(failed.stdout.splitlines()[-1])
+        assert last["state"] == "failed" and last["failure_step"] == -3, last
+    finally:
+        for agent in agents:
+            agent.terminate()
+            agent.wait(timeout=10)
