@@ -20,7 +20,7 @@ extension Device {
     /// }
     /// ```
     ///
-    /// - Throws: `TetherError.Code.cloudRefused` with 9103 for a guest of the device, 9104
+    /// - Throws: `TetherError.Code.cloudRefused` with 9503 for a guest of the device, 9504
     ///   while an upgrade of the same module is under way, 9015 when it already runs that version.
     @discardableResult
     public func upgradeFirmware(to firmwareID: Int64, ttl: Duration? = nil) async throws(TetherError) -> CloudCommand {

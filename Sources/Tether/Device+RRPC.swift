@@ -14,7 +14,7 @@ extension Device {
     ///     own topics (`/{pk}/{dn}/user/…`, `/sys/{pk}/{dn}/thing/service/{identifier}`) for a
     ///     custom RRPC on `/ext/rrpc/{id}{topic}`.
     ///   - timeout: how long the cloud waits for the device: 100 ms to 30 s.
-    /// - Throws: `TetherError.Code.cloudRefused` with the cloud's code (9100: no answer in time;
+    /// - Throws: `TetherError.Code.cloudRefused` with the cloud's code (9500: no answer in time;
     ///   9042: not connected; 9017: not bound to the user); `TetherError.Code.invalidArgument`
     ///   without a cloud or a did.
     public func rrpc(_ payload: [UInt8], topic: String? = nil, timeout: Duration = .seconds(5)) async throws(TetherError) -> [UInt8] {

@@ -20,7 +20,7 @@ extension Device {
     ///
     /// - Parameters:
     ///   - desired: values to set (`.null` removes a key).
-    ///   - version: greater than the shadow's, or the cloud refuses with 9101.
+    ///   - version: greater than the shadow's, or the cloud refuses with 9501.
     @discardableResult
     public func updateShadow(desired: JSONObject, version: Int64) async throws(TetherError) -> DeviceShadow {
         try await writeShadow(.merged(desired), version: version)

@@ -210,7 +210,7 @@ public struct TetherCloudAPI: Sendable {
     /// on `/ext/rrpc/{id}{topic}`.
     ///
     /// - Parameter timeout: how long the cloud waits for the device: 100 ms to 30 s.
-    /// - Throws: `TetherError.Code.cloudRefused` with the cloud's code: 9100 when the device did
+    /// - Throws: `TetherError.Code.cloudRefused` with the cloud's code: 9500 when the device did
     ///   not answer in time, 9042 when it is not connected, 9017 when the user is not bound to it.
     public func rrpc(
         _ session: CloudSession, did: String, payload: [UInt8], topic: String? = nil, timeout: Duration = .seconds(5)
@@ -222,7 +222,7 @@ public struct TetherCloudAPI: Sendable {
             throw TetherError(.invalidArgument, "an RRPC timeout is 100 ms to 30 s, not \(timeout)")
         }
         let body = RRPCCallBody(payload: payload, topic: topic, timeoutMs: milliseconds)
-        // The exchange outlives the device's timeout by the client's own, so that the cloud's 9100 arrives.
+        // The exchange outlives the device's timeout by the client's own, so that the cloud's 9500 arrives.
         let answer = try await call(.POST, "/app/devices/\(did)/rrpc", body: body.json, session: session, timeout: timeout + http.timeout)
         return try decodeBody("the RRPC answer", answer, as: RRPCAnswerBody.init(json:))
     }
@@ -237,7 +237,7 @@ public struct TetherCloudAPI: Sendable {
     /// keys set, keys removed with `.null`, or the section emptied (``ShadowUpdate/Change/cleared``).
     /// The cloud pushes the shadow to the device if it is connected.
     ///
-    /// - Throws: `TetherError.Code.cloudRefused` with 9101 when `version` is not greater than
+    /// - Throws: `TetherError.Code.cloudRefused` with 9501 when `version` is not greater than
     ///   the shadow's (read it again and retry), 9017 when the user is not bound to the device.
     public func updateShadow(_ session: CloudSession, did: String, desired: ShadowUpdate.Change, version: Int64) async throws(TetherError) -> DeviceShadow {
         let body = ShadowDesiredBody(desired: desired, version: version)
@@ -268,7 +268,7 @@ public struct TetherCloudAPI: Sendable {
     /// connects within `ttl` (default one day). Returns the ledger entry; progress comes as
     /// ``CloudRealtimeEvent/upgrade(_:)`` to subscribed apps.
     ///
-    /// - Throws: `TetherError.Code.cloudRefused` with 9103 for a guest, 9104 while an upgrade of
+    /// - Throws: `TetherError.Code.cloudRefused` with 9503 for a guest, 9504 while an upgrade of
     ///   the same module is under way, 9015 when the device already runs that version, 9999 for
     ///   a package of another product.
     public func upgradeFirmware(_ session: CloudSession, did: String, firmwareID: Int64, ttl: Duration? = nil) async throws(TetherError) -> CloudCommand {

@@ -52,19 +52,21 @@ extension CloudError {
     public static let signatureInvalid = CloudError(code: 9044, message: "X-Gizwits-Signature invalid")
     public static let emailNotActivated = CloudError(code: 9077, message: "email not activated")
     public static let onlyOwnerCanBind = CloudError(code: 9092, message: "only owner can bind")
+    // Tether's own codes are 9500–9599: the Gizwits catalogue uses the codes around 9100
+    // (9100 and 9101 for sharing), which apps written for it already read their way.
     /// Tether: the device took the request but did not answer it in time (an RRPC call).
-    public static let deviceTimeout = CloudError(code: 9100, httpStatus: 504, message: "device did not answer in time")
+    public static let deviceTimeout = CloudError(code: 9500, httpStatus: 504, message: "device did not answer in time")
     /// Tether: a shadow write named a version not greater than the shadow's (Aliyun's shadow
     /// error 409): read the shadow again and write with a greater version.
-    public static let shadowVersionConflict = CloudError(code: 9101, httpStatus: 409, message: "shadow version conflict")
+    public static let shadowVersionConflict = CloudError(code: 9501, httpStatus: 409, message: "shadow version conflict")
     /// Tether: a firmware download URL whose signature does not match or whose time is up.
-    public static let downloadURLInvalid = CloudError(code: 9102, httpStatus: 403, message: "download URL invalid or expired")
+    public static let downloadURLInvalid = CloudError(code: 9502, httpStatus: 403, message: "download URL invalid or expired")
     /// Tether: a guest of a shared device asked to upgrade its firmware; only the users it is
     /// bound to as owner (or, without sharing, any binder) may.
-    public static let upgradeNotAllowed = CloudError(code: 9103, httpStatus: 403, message: "upgrade not allowed")
+    public static let upgradeNotAllowed = CloudError(code: 9503, httpStatus: 403, message: "upgrade not allowed")
     /// Tether: the device's module already has an upgrade under way (queued, offered or in
     /// progress): wait for its end, or for its expiry.
-    public static let upgradeInProgress = CloudError(code: 9104, httpStatus: 409, message: "upgrade in progress")
+    public static let upgradeInProgress = CloudError(code: 9504, httpStatus: 409, message: "upgrade in progress")
     /// Tether: no such route, command or session.
     public static let notFound = CloudError(code: 9999, httpStatus: 404, message: "not found")
     /// Tether: the HTTP method is not served at this path.

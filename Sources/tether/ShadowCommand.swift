@@ -8,7 +8,7 @@ struct ShadowCommand: AsyncParsableCommand {
         abstract: "Print a device's shadow (Alink devices), or write what it should be.",
         discussion: """
             Without --desired or --clear-desired, prints the shadow. A write needs --version greater than the shadow's \
-            (print it first); the cloud refuses a stale one with 9101. In --desired, null removes a key.
+            (print it first); the cloud refuses a stale one with 9501. In --desired, null removes a key.
             """
     )
 

@@ -230,7 +230,7 @@ def test_linkkit_answers_rrpc_calls(cloud):
         assert json.loads(called.stdout) == {"payload_base64": base64.b64encode(b"state:on?").decode(), "text": "state:on?"}
         assert tether("rrpc", did, "--hex", "ff01").stdout.strip() == "01ff"  # not UTF-8: printed as hex
         silent = tether("rrpc", did, "--payload", "x", "--topic", f"/{pk}/{dn}/user/set", "--answer-timeout", "0.3")
-        assert silent.returncode != 0 and "9100" in silent.stderr, silent.stderr
+        assert silent.returncode != 0 and "9500" in silent.stderr, silent.stderr
     finally:
         device.lk.destruct()
     assert cloud.process.poll() is None, "the cloud died during the test"
@@ -386,7 +386,7 @@ def test_linkkit_keeps_a_device_shadow(cloud):
         assert device.lk.thing_update_shadow({"color": "green"}, 4)[0] == 0
         assert next_shadow()["payload"]["content"]["errorcode"] == "409"
         stale = tether("shadow", did, "--desired", '{"color": "green"}', "--version", "3")
-        assert stale.returncode != 0 and "9101" in stale.stderr, stale.stderr
+        assert stale.returncode != 0 and "9501" in stale.stderr, stale.stderr
         printed = tether("shadow", did)
         assert printed.returncode == 0 and "version 4" in printed.stdout and "color = \"blue\"" in printed.stdout, printed.stdout
     finally:

@@ -48,13 +48,13 @@ struct FirmwareTests {
             let (ignored, _, all) = try await Self.download(cloud, path, range: "bytes=300000-")
             #expect(ignored == .ok && all.count == bytes.count)
 
-            // Tampered, expired, for another package, or unsigned: 9102.
+            // Tampered, expired, for another package, or unsigned: 9502.
             let tampered = path.replacingOccurrences(of: "signature=", with: "signature=0")
             let expiredQuery = try await FirmwareDownloads(database: cloud.database).query(id: package.id, expires: Clock.unixNow() - 1)
             let otherQuery = String(try await admin.firmwareURL(id: abc.id, publicURL: "http://x", lifetime: 60).split(separator: "?")[1])
             for refused in [tampered, "/ota/firmware/\(package.id)?\(expiredQuery)", "/ota/firmware/\(package.id)?\(otherQuery)", "/ota/firmware/\(package.id)?expires=9999999999&signature=00"] {
                 let answer = try await cloud.call(.get, refused)
-                #expect(answer.errorCode == 9102 && answer.status == .forbidden, "\(refused): \(answer.text)")
+                #expect(answer.errorCode == 9502 && answer.status == .forbidden, "\(refused): \(answer.text)")
             }
             // A valid signature for a package that is not there: 404.
             let missing = try await FirmwareDownloads(database: cloud.database).query(id: 999_999, expires: Clock.unixNow() + 60)

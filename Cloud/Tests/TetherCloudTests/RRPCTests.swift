@@ -90,7 +90,7 @@ struct RRPCTests {
         }
     }
 
-    @Test("no answer is 9100 after the timeout; an offline device is 9042 at once; bad bodies are 9015")
+    @Test("no answer is 9500 after the timeout; an offline device is 9042 at once; bad bodies are 9015")
     func failures() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
             let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
@@ -99,7 +99,7 @@ struct RRPCTests {
             try await GatewayFixtures.withDevice(cloud, device) { client in
                 let downlinks = client.downlinks()
                 let silent = try await Self.call(cloud, device.did, token: user.token, RRPCCallBody(payload: [1], timeoutMs: 300))
-                #expect(silent.errorCode == 9100, "\(silent.text)")
+                #expect(silent.errorCode == 9500, "\(silent.text)")
                 #expect(silent.status == .gatewayTimeout)
                 // The device got it, and an answer after the caller gave up goes nowhere.
                 let late = try await GatewayFixtures.nextDownlink(downlinks)
@@ -151,7 +151,7 @@ struct RRPCTests {
                         MQTTMessage(
                             topic: AlinkDeviceTopic(device: identity, topic: .rrpcResponse(outstanding)).name, payload: ByteBuffer(string: "forged"),
                             qos: .atLeastOnce))
-                    #expect(try await pending.value.errorCode == 9100)
+                    #expect(try await pending.value.errorCode == 9500)
                 }
             }
         }

@@ -328,7 +328,7 @@ struct SDKControlTests {
                         _ = try await device.updateShadow(desired: ["mode": "off"], version: 2)
                         Issue.record("a stale shadow version was accepted")
                     } catch let error as TetherError {
-                        #expect(error.cloudCode == 9101)
+                        #expect(error.cloudCode == 9501)
                     }
                     #expect(try await device.clearDesiredShadow(version: 3).desired.isEmpty)
                 }

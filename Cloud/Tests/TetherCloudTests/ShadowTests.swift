@@ -58,7 +58,7 @@ struct ShadowTests {
 
                 // A stale write loses on either side and changes nothing.
                 let stale = try await Self.write(cloud, device.did, token: user.token, ShadowDesiredBody(desired: .merged(["color": "green"]), version: 2))
-                #expect(stale.errorCode == 9101 && stale.status == .conflict, "\(stale.text)")
+                #expect(stale.errorCode == 9501 && stale.status == .conflict, "\(stale.text)")
                 #expect(Self.refusalCode(try await client.shadow(.update(ShadowUpdate(reported: .merged(["color": "blue"]), version: 2)))) == .versionConflict)
 
                 // The device applies it: reports the value, empties desired, removes a key.
@@ -120,7 +120,7 @@ struct ShadowTests {
         }
     }
 
-    @Test("writers racing with one version: exactly one wins, the others get 9101", arguments: TestEngine.allCases)
+    @Test("writers racing with one version: exactly one wins, the others get 9501", arguments: TestEngine.allCases)
     func race(engine: TestEngine) async throws {
         try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
             let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
@@ -135,7 +135,7 @@ struct ShadowTests {
                 for try await code in group { codes.append(code) }
                 return codes
             }
-            #expect(codes.filter { $0 == 0 }.count == 1 && codes.filter { $0 == 9101 }.count == 7, "\(codes)")
+            #expect(codes.filter { $0 == 0 }.count == 1 && codes.filter { $0 == 9501 }.count == 7, "\(codes)")
             let shadow = try DeviceShadowBody(json: try #require(try await Self.read(cloud, device.did, token: user.token).json)).shadow
             #expect(shadow.version == 1 && shadow.desired.count == 1)
         }

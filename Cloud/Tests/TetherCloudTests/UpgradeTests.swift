@@ -191,7 +191,7 @@ struct UpgradeTests {
         }
     }
 
-    @Test("a stranger and an unbound user get 9017, a guest may look but not upgrade (9103), a logged-out user 9004; one upgrade per module (9104)")
+    @Test("a stranger and an unbound user get 9017, a guest may look but not upgrade (9503), a logged-out user 9004; one upgrade per module (9504)")
     func rights() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
             let (product, device, owner) = try await GatewayFixtures.boundLamp(cloud)
@@ -207,14 +207,14 @@ struct UpgradeTests {
             }
             #expect(try await cloud.call(.get, "/app/devices/\(device.did)/firmware", token: guest.token).status == .ok)
             let refused = try await Self.start(cloud, device.did, token: guest.token, firmwareID: package.id)
-            #expect(refused.errorCode == 9103 && refused.status == .forbidden)
+            #expect(refused.errorCode == 9503 && refused.status == .forbidden)
             #expect(try await Self.start(cloud, device.did, token: owner.token, firmwareID: foreign.id).errorCode == 9999)
             #expect(try await Self.start(cloud, device.did, token: owner.token, firmwareID: 999_999).errorCode == 9999)
             #expect(try await Self.start(cloud, device.did, token: owner.token, firmwareID: package.id, ttl: 10).errorCode == 9015)
             // The device is offline: the upgrade waits, and a second one of the same module is refused.
             #expect(try await Self.start(cloud, device.did, token: owner.token, firmwareID: package.id).status == .ok)
             let again = try await Self.start(cloud, device.did, token: owner.token, firmwareID: package.id)
-            #expect(again.errorCode == 9104 && again.status == .conflict)
+            #expect(again.errorCode == 9504 && again.status == .conflict)
             #expect(try await Self.firmware(cloud, device.did, token: guest.token).upgrades.map(\.state) == ["queued"])
         }
     }

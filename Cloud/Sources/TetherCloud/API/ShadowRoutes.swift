@@ -33,7 +33,7 @@ struct ShadowRoutes<Context: RequestContext> {
             .init(
                 method: .put, path: "/app/devices/{did}/shadow",
                 summary:
-                    "Tether: write what the device should be ({desired: {key: value|null} | \"null\", version}); version must exceed the shadow's (else 9101); pushed to the device",
+                    "Tether: write what the device should be ({desired: {key: value|null} | \"null\", version}); version must exceed the shadow's (else 9501); pushed to the device",
                 tag: "devices", security: .appAndUser,
                 // desired: an object, or "null" to empty the section.
                 body: JSONSchema.object(["desired": JSONValue.object([:]), "version": JSONSchema.integer], required: ["desired", "version"]),

@@ -34,7 +34,7 @@ struct UpgradeRoutes<Context: RequestContext> {
             .init(
                 method: .post, path: "/app/devices/{did}/firmware/upgrade",
                 summary:
-                    "Tether: offer package {firmware_id} to the device, now or when it connects within ttl seconds (default 1 day); not for guests (9103), one per module at a time (9104); progress in the ledger and as s2c_upgrade frames",
+                    "Tether: offer package {firmware_id} to the device, now or when it connects within ttl seconds (default 1 day); not for guests (9503), one per module at a time (9504); progress in the ledger and as s2c_upgrade frames",
                 tag: "control", security: .appAndUser,
                 body: JSONSchema.object(
                     ["firmware_id": JSONSchema.integer, "ttl": JSONSchema.integer(minimum: 60, maximum: 7 * 24 * 3600)], required: ["firmware_id"]),
