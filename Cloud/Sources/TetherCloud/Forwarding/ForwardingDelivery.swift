@@ -38,6 +38,7 @@ struct ForwardingDelivery: Service {
     func deliverDue() async throws -> Int {
         let now = Clock.unixMilliseconds()
         let store = ForwarderStore(database)
+        guard try await store.anyDue(now: now) else { return 0 }
         let items = try await store.claim(now: now, leaseUntilMs: now + 60_000, limit: Self.batch)
         guard !items.isEmpty else { return 0 }
         let forwarders = Dictionary(uniqueKeysWithValues: try await store.list().map { ($0.id, $0) })

@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import Synchronization
 import TetherAlink
 import TetherCloudProtocol
 import TetherCore
@@ -11,7 +12,7 @@ import TetherMQTT
 /// device reports: progress on `/ota/device/progress` (acknowledged, or failed at a negative
 /// step), the new version on `/ota/device/inform` (applied). Only an upgrade of the reporting
 /// device moves: the broker has already confined each device to its own topics.
-struct DeviceFirmwareLink: Sendable {
+final class DeviceFirmwareLink: Sendable {
     let broker: MQTTBroker
     let database: any SQLDatabase
     let ledger: CommandLedger
@@ -19,10 +20,28 @@ struct DeviceFirmwareLink: Sendable {
     let bus: any ClusterBus
     let publicAddress: PublicAddress
     let logger: Logger
+    /// Upgrades being offered now: a device that connects as the periodic look finds its queued
+    /// upgrade is offered it once.
+    private let offering = Mutex<Set<Int64>>([])
+
+    init(
+        broker: MQTTBroker, database: any SQLDatabase, ledger: CommandLedger, history: DeviceHistory, bus: any ClusterBus, publicAddress: PublicAddress,
+        logger: Logger
+    ) {
+        self.broker = broker
+        self.database = database
+        self.ledger = ledger
+        self.history = history
+        self.bus = bus
+        self.publicAddress = publicAddress
+        self.logger = logger
+    }
 
     /// Offers an upgrade from the ledger to its device, connected as `clientID`.
     func offer(_ command: CommandRecord, to device: AlinkDeviceIdentity, clientID: String) async throws {
-        guard let notice = try await notice(for: command) else { return }
+        guard offering.withLock({ $0.insert(command.id).inserted }) else { return }
+        defer { _ = offering.withLock { $0.remove(command.id) } }
+        guard try await ledger.find(command.id)?.state == .queued, let notice = try await notice(for: command) else { return }
         let message = MQTTMessage(
             topic: AlinkDeviceTopic(device: device, topic: .firmwareUpgrade).name, payload: ByteBuffer(bytes: notice.bytes), qos: .atLeastOnce)
         guard broker.send(message, toClientID: clientID) else { return }

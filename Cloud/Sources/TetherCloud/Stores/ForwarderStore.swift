@@ -72,6 +72,13 @@ struct ForwarderStore: Sendable {
             "INSERT INTO forward_outbox (forwarder_id, body, next_attempt_ms, created_ms) VALUES \(values.joined(separator: ", "))", binds)
     }
 
+    /// Whether any message is due (a read: nodes look often, and most of the time there is none).
+    func anyDue(now: Int64) async throws(StorageError) -> Bool {
+        try await executor.first(
+            "SELECT id FROM forward_outbox WHERE delivered_ms IS NULL AND failed_ms IS NULL AND next_attempt_ms <= $1 AND lease_until_ms <= $1 LIMIT 1",
+            .int(now)) != nil
+    }
+
     /// Leases up to `limit` due messages until `leaseUntilMs`: no other node takes them meanwhile.
     func claim(now: Int64, leaseUntilMs: Int64, limit: Int) async throws(StorageError) -> [ForwardItem] {
         let locking = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
