@@ -51,7 +51,18 @@ extension CloudError {
     public static let timestampInvalid = CloudError(code: 9043, message: "X-Gizwits-Timestamp invalid")
     public static let signatureInvalid = CloudError(code: 9044, message: "X-Gizwits-Signature invalid")
     public static let emailNotActivated = CloudError(code: 9077, message: "email not activated")
+    public static let cannotShareToSelf = CloudError(code: 9080, message: "cannot share to self")
+    public static let onlyOwnerCanShare = CloudError(code: 9081, message: "only owner can share")
+    public static let guestNotFound = CloudError(code: 9082, message: "guest not found")
+    public static let guestAlreadyBound = CloudError(code: 9083, message: "guest already bound")
+    public static let sharingNotFound = CloudError(code: 9084, httpStatus: 404, message: "sharing not found")
+    public static let sharingWaitingForAccept = CloudError(code: 9087, message: "sharing is waiting for accept")
+    public static let sharingExpired = CloudError(code: 9088, message: "sharing is expired")
+    public static let sharingCompleted = CloudError(code: 9089, message: "sharing is completed")
     public static let onlyOwnerCanBind = CloudError(code: 9092, message: "only owner can bind")
+    public static let onlyOwnerCanOperate = CloudError(code: 9093, httpStatus: 403, message: "only owner can operate")
+    public static let sharingAlreadyCancelled = CloudError(code: 9094, message: "sharing already cancelled")
+    public static let onlyGuestCanCheckQRCode = CloudError(code: 9096, httpStatus: 403, message: "only guest can check QR code")
     // Tether's own codes are 9500–9599: the Gizwits catalogue uses the codes around 9100
     // (9100 and 9101 for sharing), which apps written for it already read their way.
     /// Tether: the device took the request but did not answer it in time (an RRPC call).
@@ -78,7 +89,9 @@ extension CloudError {
         .serverError, .codeExpired, .codeInvalid, .deviceNotFound, .formInvalid, .didPasscodeInvalid, .deviceNotBound,
         .phoneUnavailable, .usernameUnavailable, .usernamePasswordError, .sendCommandFailed, .emailUnavailable,
         .deviceDisabled, .attrInvalid, .userInvalid, .sendSMSFailed, .applicationAuthInvalid, .requestThrottled,
-        .deviceOffline, .timestampInvalid, .signatureInvalid, .emailNotActivated, .onlyOwnerCanBind, .deviceTimeout, .shadowVersionConflict,
+        .deviceOffline, .timestampInvalid, .signatureInvalid, .emailNotActivated, .cannotShareToSelf, .onlyOwnerCanShare, .guestNotFound, .guestAlreadyBound,
+        .sharingNotFound, .sharingWaitingForAccept, .sharingExpired, .sharingCompleted, .onlyOwnerCanBind, .onlyOwnerCanOperate, .sharingAlreadyCancelled,
+        .onlyGuestCanCheckQRCode, .deviceTimeout, .shadowVersionConflict,
         .downloadURLInvalid, .upgradeNotAllowed, .upgradeInProgress,
         .notFound,
     ]

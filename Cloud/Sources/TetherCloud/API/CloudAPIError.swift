@@ -75,6 +75,17 @@ extension CloudAPIError {
     public static func signatureInvalid(detail: String = "") -> Self { .init(.signatureInvalid, detail: detail) }
     public static func emailNotActivated(detail: String = "") -> Self { .init(.emailNotActivated, detail: detail) }
     public static func onlyOwnerCanBind(detail: String = "") -> Self { .init(.onlyOwnerCanBind, detail: detail) }
+    public static func cannotShareToSelf(detail: String = "") -> Self { .init(.cannotShareToSelf, detail: detail) }
+    public static func onlyOwnerCanShare(detail: String = "") -> Self { .init(.onlyOwnerCanShare, detail: detail) }
+    public static func guestNotFound(detail: String = "") -> Self { .init(.guestNotFound, detail: detail) }
+    public static func guestAlreadyBound(detail: String = "") -> Self { .init(.guestAlreadyBound, detail: detail) }
+    public static func sharingNotFound(detail: String = "") -> Self { .init(.sharingNotFound, detail: detail) }
+    public static func sharingWaitingForAccept(detail: String = "") -> Self { .init(.sharingWaitingForAccept, detail: detail) }
+    public static func sharingExpired(detail: String = "") -> Self { .init(.sharingExpired, detail: detail) }
+    public static func sharingCompleted(detail: String = "") -> Self { .init(.sharingCompleted, detail: detail) }
+    public static func onlyOwnerCanOperate(detail: String = "") -> Self { .init(.onlyOwnerCanOperate, detail: detail) }
+    public static func sharingAlreadyCancelled(detail: String = "") -> Self { .init(.sharingAlreadyCancelled, detail: detail) }
+    public static func onlyGuestCanCheckQRCode(detail: String = "") -> Self { .init(.onlyGuestCanCheckQRCode, detail: detail) }
     public static func deviceTimeout(detail: String = "") -> Self { .init(.deviceTimeout, detail: detail) }
     public static func shadowVersionConflict(detail: String = "") -> Self { .init(.shadowVersionConflict, detail: detail) }
     public static func downloadURLInvalid(detail: String = "") -> Self { .init(.downloadURLInvalid, detail: detail) }

@@ -95,6 +95,18 @@ public struct CommandLedger: Sendable {
         ).map { row throws(StorageError) in try CommandRecord(row: row) }
     }
 
+    /// Fails what `uid` asked of `did` and was not sent yet (queued for an offline device, or
+    /// accepted): the user may no longer act on the device.
+    func failWaiting(did: String, uid: String, message: String) async throws(StorageError) -> [CommandRecord] {
+        try await database.query(
+            """
+            UPDATE commands SET state = 'failed', updated_ms = $3, message = $4
+            WHERE did = $1 AND uid = $2 AND state IN ('queued', 'accepted') RETURNING \(CommandRecord.columns)
+            """,
+            .text(did), .text(uid), .int(Clock.unixMilliseconds()), .text(message)
+        ).map { row throws(StorageError) in try CommandRecord(row: row) }
+    }
+
     /// Commands of a device whose values a report could show applied.
     func awaitingApplication(did: String) async throws(StorageError) -> [CommandRecord] {
         try await database.query(

@@ -27,7 +27,10 @@ struct NodeHousekeeping: Sendable {
                 for expired in try await ledger.expire(now: now, answerTimeoutMs: answerTimeoutMs) {
                     await bus.publish(.command(expired.update))
                 }
-                if tick % 5 == 0 { try await sweepDeadNodes(now: now) }
+                if tick % 5 == 0 {
+                    try await sweepDeadNodes(now: now)
+                    try await endExpiredBindings()
+                }
             } catch {
                 logger.warning("gateway housekeeping failed", metadata: ["error": "\(error)"])
             }
@@ -40,6 +43,14 @@ struct NodeHousekeeping: Sendable {
         for did in try await DeviceStore(database).markOfflineOnDeadNodes(atMs: now, aliveSinceMs: now - nodeTimeoutMs) {
             try await history.log(did: did, kind: .offline, atMs: now, body: ["reason": "node gone"])
             await bus.publish(.presence(did: did, online: false, node: nil, atMs: now))
+        }
+    }
+
+    /// Guests whose invitation limited their time lose the device when it is up.
+    private func endExpiredBindings() async throws {
+        let sharing = SharingService(database: database, bus: bus)
+        for ended in try await SharingStore(database).endExpiredBindings(now: Clock.unixNow()) {
+            try await sharing.ended(guest: ended.uid, did: ended.did)
         }
     }
 

@@ -99,6 +99,7 @@ public struct CloudNode: Sendable {
         ).register(on: documented)
         ShadowRoutes(accounts: accounts, shadows: ShadowService(database: database, bus: bus)).register(on: documented)
         UpgradeRoutes(accounts: accounts, upgrades: FirmwareUpgrades(database: database, bus: bus)).register(on: documented)
+        SharingRoutes(accounts: accounts, sharing: SharingService(database: database, bus: bus)).register(on: documented)
         FirmwareRoutes(catalogue: FirmwareCatalogue(database: database), downloads: FirmwareDownloads(database: database)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
         var services: [any Service] = [bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger)]

@@ -1,0 +1,140 @@
+import Hummingbird
+import TetherCloudProtocol
+import TetherCore
+
+/// Sharing (`gizwits-openapi.md` §2.5): `/app/sharing…`.
+struct SharingRoutes<Context: RequestContext> {
+    let accounts: AccountService
+    let sharing: SharingService
+
+    static var entrySchema: JSONValue {
+        JSONSchema.object(
+            [
+                "id": JSONSchema.integer, "type": JSONSchema.integer, "uid": JSONSchema.string, "username": JSONSchema.string,
+                "user_alias": JSONSchema.string, "email": JSONSchema.string, "phone": JSONSchema.string, "did": JSONSchema.string,
+                "product_name": JSONSchema.string, "dev_alias": JSONSchema.string, "status": JSONSchema.integer(minimum: 0, maximum: 3),
+                "created_at": JSONSchema.integer, "updated_at": JSONSchema.integer, "expired_at": JSONSchema.integer,
+            ],
+            required: [
+                "id", "type", "uid", "username", "user_alias", "email", "phone", "did", "product_name", "dev_alias", "status", "created_at",
+                "updated_at", "expired_at",
+            ])
+    }
+
+    func register(on router: DocumentedRouter<Context>) {
+        router.on(
+            .init(
+                method: .post, path: "/app/sharing",
+                summary:
+                    "Share a device (owner only): {type: 0, did, uid|username|email|phone} invites a user for 24 h; {type: 1, did} makes a QR code for 15 minutes; duration (minutes) limits the guest's time",
+                tag: "sharing", security: .appAndUser,
+                body: JSONSchema.object(
+                    [
+                        "type": JSONSchema.integer(minimum: 0, maximum: 1), "did": JSONSchema.string, "uid": JSONSchema.string, "username": JSONSchema.string,
+                        "email": JSONSchema.string, "phone": JSONSchema.string, "duration": JSONSchema.integer(minimum: 1, maximum: 1440),
+                    ], required: ["type", "did"]),
+                success: .created(JSONSchema.object(["id": JSONSchema.integer, "qr_content": JSONSchema.string], required: ["id"]))
+            )
+        ) { request, _ in
+            let user = try await accounts.authenticate(request)
+            let body = try await RequestForm.decode(request, as: SharingCreateBody.init(json:))
+            return Response.json(try await sharing.create(user, body).json, status: .created)
+        }
+        router.on(
+            .init(
+                method: .get, path: "/app/sharing",
+                summary:
+                    "Invitations sent (sharing_type=0, may filter by did) or received (1), newest first; status 0 pending, 1 accepted, 2 refused, 3 cancelled",
+                tag: "sharing", security: .appAndUser,
+                parameters: [
+                    .query("sharing_type", JSONSchema.integer(minimum: 0, maximum: 1), required: true),
+                    .query("status", JSONSchema.integer(minimum: 0, maximum: 3)),
+                    .query("did", JSONSchema.string), .query("limit", JSONSchema.integer(minimum: 1, maximum: 100)),
+                    .query("skip", JSONSchema.integer(minimum: 0)),
+                ],
+                success: .ok(
+                    JSONSchema.object(
+                        [
+                            "meta": JSONSchema.object(["total": JSONSchema.integer, "limit": JSONSchema.integer, "skip": JSONSchema.integer]),
+                            "objects": JSONSchema.array(Self.entrySchema),
+                        ], required: ["meta", "objects"]))
+            )
+        ) { request, _ in
+            let user = try await accounts.authenticate(request)
+            let query = request.uri.queryParameters
+            guard let kind = query["sharing_type"].flatMap({ Int(String($0)) }), kind == 0 || kind == 1 else {
+                throw CloudAPIError.formInvalid(detail: "sharing_type is 0 (sent) or 1 (received)")
+            }
+            var status: SharingEntryBody.Status?
+            if let text = query["status"] {
+                guard let value = Int64(String(text)).flatMap(SharingEntryBody.Status.init(rawValue:)) else {
+                    throw CloudAPIError.formInvalid(detail: "status is 0 to 3")
+                }
+                status = value
+            }
+            let limit = query["limit"].flatMap { Int64(String($0)) } ?? 20
+            let skip = query["skip"].flatMap { Int64(String($0)) } ?? 0
+            guard (1...100).contains(limit), skip >= 0 else { throw CloudAPIError.formInvalid(detail: "limit is 1 to 100 and skip at least 0") }
+            let entries = try await sharing.list(
+                user, sent: kind == 0, status: status, did: query["did"].map(String.init), limit: limit, skip: skip)
+            return Response.json([
+                "meta": ["total": .int(Int64(entries.count)), "limit": .int(limit), "skip": .int(skip)], "objects": .array(entries.map(\.json)),
+            ])
+        }
+        router.on(
+            .init(
+                method: .delete, path: "/app/sharing/{id}",
+                summary: "The owner cancels a pending invitation to a user, or revokes an accepted one (the guest is unbound at once)",
+                tag: "sharing", security: .appAndUser, success: .ok(JSONSchema.object(["id": JSONSchema.integer], required: ["id"]))
+            )
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            let id = try Self.id(context)
+            try await sharing.cancel(user, id: id)
+            return Response.json(["id": .int(id)])
+        }
+        router.on(
+            .init(
+                method: .put, path: "/app/sharing/{id}", summary: "The receiver accepts (status=1) or refuses (status=2) an invitation",
+                tag: "sharing", security: .appAndUser, parameters: [.query("status", JSONSchema.integer(minimum: 1, maximum: 2), required: true)],
+                success: .ok(JSONSchema.object(["id": JSONSchema.integer], required: ["id"]))
+            )
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            let id = try Self.id(context)
+            guard let status = request.uri.queryParameters["status"].flatMap({ Int(String($0)) }), status == 1 || status == 2 else {
+                throw CloudAPIError.formInvalid(detail: "status is 1 (accept) or 2 (refuse)")
+            }
+            try await sharing.answer(user, id: id, accept: status == 1)
+            return Response.json(["id": .int(id)])
+        }
+        router.on(
+            .init(
+                method: .get, path: "/app/sharing/code/{code}", summary: "What a QR-code invitation offers (not for its owner: 9096)",
+                tag: "sharing", security: .appAndUser,
+                success: .ok(
+                    JSONSchema.object(
+                        ["owner": JSONSchema.string, "product_name": JSONSchema.string, "dev_alias": JSONSchema.string, "expired_at": JSONSchema.integer],
+                        required: ["owner", "product_name", "dev_alias", "expired_at"]))
+            )
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            return Response.json(try await sharing.inspect(user, code: try context.pathParameter("code")).json)
+        }
+        router.on(
+            .init(
+                method: .post, path: "/app/sharing/code/{code}", summary: "Accept a QR-code invitation (once; not its owner)",
+                tag: "sharing", security: .appAndUser, success: .ok(JSONSchema.object([:]))
+            )
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            try await sharing.accept(user, code: try context.pathParameter("code"))
+            return Response.json(.object([:]))
+        }
+    }
+
+    static func id(_ context: some RequestContext) throws -> Int64 {
+        guard let id = Int64(try context.pathParameter("id")), id > 0 else { throw CloudAPIError.sharingNotFound() }
+        return id
+    }
+}

@@ -1,0 +1,211 @@
+import TetherCloudProtocol
+import TetherCore
+
+/// Sharing (`gizwits-openapi.md` §2.5), the same rules for REST and every other path: only the
+/// owner shares (the special user of a product with sharing becomes owner, and its normal users
+/// guests, when it first shares); an invitation to a user lasts 24 h, a QR code 15 minutes and
+/// serves once; the receiver accepts (and is bound as a guest, for `duration` minutes when the
+/// invitation says so) or refuses; the owner cancels a pending invitation to a user, or revokes an
+/// accepted one: the guest is unbound at once, their real-time subscription ends and their
+/// queued commands are failed.
+struct SharingService: Sendable {
+    let database: any SQLDatabase
+    let bus: any ClusterBus
+
+    static let userInvitationSeconds: Int64 = 24 * 3600
+    static let codeSeconds: Int64 = 15 * 60
+
+    // MARK: Creating
+
+    func create(_ user: AuthenticatedUser, _ body: SharingCreateBody) async throws -> SharingCreatedBody {
+        let now = Clock.unixNow()
+        let guestUID: String?
+        switch body.receiver {
+        case .uid(let uid)?: guestUID = try await UserStore(database).profile(uid: uid) == nil ? nil : uid
+        case .username(let name)?: guestUID = try await UserStore(database).uid(appID: user.appID, .username(name))
+        case .email(let email)?: guestUID = try await UserStore(database).uid(appID: user.appID, .email(email.lowercased()))
+        case .phone(let phone)?: guestUID = try await UserStore(database).uid(appID: user.appID, .phone(phone))
+        case nil: guestUID = nil
+        }
+        if body.kind == .user {
+            guard let guestUID else { throw CloudAPIError.guestNotFound() }
+            guard guestUID != user.uid else { throw CloudAPIError.cannotShareToSelf() }
+        }
+        let code = body.kind == .qrCode ? Secrets.hex(bytes: 16) : nil
+        let record = try await database.transaction { transaction in
+            guard try await DeviceStore(transaction).find(body.did, lockingForUpdate: true) != nil else { throw CloudAPIError.deviceNotFound() }
+            try await becomeOwner(user.uid, did: body.did, on: transaction)
+            let sharing = SharingStore(transaction)
+            if let guestUID {
+                guard try await !BindingStore(transaction).isBound(guestUID, did: body.did) else { throw CloudAPIError.guestAlreadyBound() }
+                guard try await sharing.pending(did: body.did, guestUID: guestUID, now: now) == nil else { throw CloudAPIError.sharingWaitingForAccept() }
+            }
+            return try await sharing.insert(
+                SharingStore.NewInvitation(
+                    did: body.did, ownerUID: user.uid, guestUID: guestUID, kind: body.kind, codeHash: code.map(Secrets.sha256), durationMinutes: body.duration,
+                    expiredAt: now + (body.kind == .user ? Self.userInvitationSeconds : Self.codeSeconds)),
+                now: now)
+        }
+        return SharingCreatedBody(id: record.id, qrContent: code.map { "type=share&code=\($0)" })
+    }
+
+    /// Only the owner shares. The special user of a product with sharing becomes owner on its
+    /// first invitation, and the normal users become its guests.
+    private func becomeOwner(_ uid: String, did: String, on transaction: any SQLExecutor) async throws {
+        let roles = try await BindingStore(transaction).roles(of: did)
+        switch roles.first(where: { $0.uid == uid })?.role {
+        case .owner?:
+            return
+        case .special?:
+            guard let device = try await DeviceStore(transaction).find(did), let product = try await ProductStore(transaction).find(device.productKey),
+                product.sharingEnabled
+            else { throw CloudAPIError.onlyOwnerCanShare(detail: "the device's product does not allow sharing") }
+            try await transaction.query(
+                "UPDATE bindings SET role = CASE WHEN uid = $2 THEN 'owner' ELSE 'guest' END WHERE did = $1 AND role IN ('special', 'normal')",
+                .text(did), .text(uid))
+        case nil:
+            throw CloudAPIError.deviceNotBound()
+        default:
+            throw CloudAPIError.onlyOwnerCanShare()
+        }
+    }
+
+    // MARK: Reading
+
+    /// `GET /app/sharing`: sent (`sent`) or received, newest first; `did` only for sent ones.
+    func list(
+        _ user: AuthenticatedUser, sent: Bool, status: SharingEntryBody.Status?, did: String?, limit: Int64, skip: Int64
+    ) async throws
+        -> [SharingEntryBody]
+    {
+        guard did == nil || sent else { throw CloudAPIError.formInvalid(detail: "did filters the invitations sent (sharing_type=0) only") }
+        let records = try await SharingStore(database).list(uid: user.uid, sent: sent, status: status, did: did, limit: limit, skip: skip)
+        var entries: [SharingEntryBody] = []
+        for record in records {
+            let other = sent ? record.guestUID : record.ownerUID
+            let profile: UserBody? = if let other { try await UserStore(database).profile(uid: other) } else { nil }
+            let (productName, alias) = try await deviceNames(record.did, aliasOf: record.ownerUID)
+            entries.append(
+                SharingEntryBody(
+                    id: record.id, kind: record.kind, uid: other ?? "", username: Self.mask(profile?.username ?? ""),
+                    userAlias: sent ? record.guestAlias : record.ownerAlias, email: Self.mask(profile?.email ?? ""), phone: Self.mask(profile?.phone ?? ""),
+                    did: record.did, productName: productName, deviceAlias: alias, status: record.status, createdAt: record.createdAt,
+                    updatedAt: record.updatedAt, expiredAt: record.expiredAt))
+        }
+        return entries
+    }
+
+    /// `GET /app/sharing/code/{code}`: what the QR code offers, for anyone but its owner.
+    func inspect(_ user: AuthenticatedUser, code: String) async throws -> SharingCodeBody {
+        let record = try await pendingCode(code, for: user)
+        let owner = try await UserStore(database).profile(uid: record.ownerUID)
+        let (productName, alias) = try await deviceNames(record.did, aliasOf: record.ownerUID)
+        return SharingCodeBody(
+            owner: Self.mask(owner?.username.isEmpty == false ? owner!.username : owner?.email ?? ""), productName: productName, deviceAlias: alias,
+            expiredAt: record.expiredAt)
+    }
+
+    // MARK: Answering
+
+    /// `PUT /app/sharing/{id}?status=1|2`: the receiver accepts or refuses.
+    func answer(_ user: AuthenticatedUser, id: Int64, accept: Bool) async throws {
+        guard let record = try await SharingStore(database).find(id), record.guestUID == user.uid, record.kind == .user else {
+            throw CloudAPIError.sharingNotFound()
+        }
+        try await settle(record, guest: user.uid, accept: accept)
+    }
+
+    /// `POST /app/sharing/code/{code}`: anyone but the owner accepts a QR code, once.
+    func accept(_ user: AuthenticatedUser, code: String) async throws {
+        try await settle(try await pendingCode(code, for: user), guest: user.uid, accept: true)
+    }
+
+    private func settle(_ record: SharingRecord, guest uid: String, accept: Bool) async throws {
+        let now = Clock.unixNow()
+        guard record.status == .pending else { throw CloudAPIError.sharingCompleted() }
+        guard record.expiredAt > now else { throw CloudAPIError.sharingExpired() }
+        try await database.transaction { transaction in
+            guard try await DeviceStore(transaction).find(record.did, lockingForUpdate: true) != nil else { throw CloudAPIError.deviceNotFound() }
+            guard let moved = try await SharingStore(transaction).move(record.id, from: .pending, to: accept ? .accepted : .refused, guestUID: uid, now: now)
+            else { throw CloudAPIError.sharingCompleted() }
+            guard accept else { return }
+            let roles = try await BindingStore(transaction).roles(of: record.did)
+            guard roles.contains(where: { $0.uid == moved.ownerUID && $0.role == .owner }) else {
+                throw CloudAPIError.onlyOwnerCanShare(detail: "the one who shared no longer owns the device")
+            }
+            guard !roles.contains(where: { $0.uid == uid }) else { throw CloudAPIError.guestAlreadyBound() }
+            try await BindingStore(transaction).insert(uid, did: record.did, role: .guest, remark: nil, alias: nil, at: now)
+            if let minutes = moved.durationMinutes {
+                try await SharingStore(transaction).limitBinding(uid: uid, did: record.did, expiresAt: now + minutes * 60)
+            }
+        }
+        if accept { await bus.publish(.binding(uid: uid, did: record.did, bound: true)) }
+    }
+
+    private func pendingCode(_ code: String, for user: AuthenticatedUser) async throws -> SharingRecord {
+        guard (1...64).contains(code.utf8.count), let record = try await SharingStore(database).find(codeHash: Secrets.sha256(code)) else {
+            throw CloudAPIError.sharingNotFound()
+        }
+        guard record.ownerUID != user.uid else { throw CloudAPIError.onlyGuestCanCheckQRCode() }
+        guard record.status == .pending else { throw CloudAPIError.sharingCompleted() }
+        guard record.expiredAt > Clock.unixNow() else { throw CloudAPIError.sharingExpired() }
+        return record
+    }
+
+    // MARK: Cancelling and revoking
+
+    /// `DELETE /app/sharing/{id}`: the owner cancels a pending invitation to a user, or revokes
+    /// an accepted invitation (of either kind).
+    func cancel(_ user: AuthenticatedUser, id: Int64) async throws {
+        guard let record = try await SharingStore(database).find(id) else { throw CloudAPIError.sharingNotFound() }
+        guard record.ownerUID == user.uid else { throw CloudAPIError.onlyOwnerCanOperate() }
+        let now = Clock.unixNow()
+        switch record.status {
+        case .cancelled:
+            throw CloudAPIError.sharingAlreadyCancelled()
+        case .refused:
+            throw CloudAPIError.sharingCompleted()
+        case .pending:
+            guard record.kind == .user else { throw CloudAPIError.sharingCompleted(detail: "a QR code cannot be withdrawn; it expires in 15 minutes") }
+            guard try await SharingStore(database).move(id, from: .pending, to: .cancelled, now: now) != nil else { throw CloudAPIError.sharingCompleted() }
+        case .accepted:
+            guard let guest = record.guestUID else { throw CloudAPIError.sharingCompleted() }
+            try await database.transaction { transaction in
+                guard try await SharingStore(transaction).move(id, from: .accepted, to: .cancelled, now: now) != nil else {
+                    throw CloudAPIError.sharingAlreadyCancelled()
+                }
+                if try await BindingStore(transaction).roles(of: record.did).contains(where: { $0.uid == guest && $0.role == .guest }) {
+                    _ = try await BindingStore(transaction).delete(guest, did: record.did)
+                }
+            }
+            try await ended(guest: guest, did: record.did)
+        }
+    }
+
+    /// A guest's access ended: their sessions hear of it (and stop receiving the device), and what
+    /// they queued for it will not be sent.
+    func ended(guest uid: String, did: String) async throws {
+        await bus.publish(.binding(uid: uid, did: did, bound: false))
+        for command in try await CommandLedger(database: database).failWaiting(did: did, uid: uid, message: "the user's access to the device ended") {
+            await bus.publish(.command(command.update))
+        }
+    }
+
+    // MARK: Helpers
+
+    private func deviceNames(_ did: String, aliasOf uid: String) async throws -> (product: String, alias: String) {
+        guard let device = try await DeviceStore(database).find(did) else { return ("", "") }
+        let product = try await ProductStore(database).find(device.productKey)
+        let alias = try await BindingStore(database).binding(uid, did: did)?.alias ?? ""
+        return (product?.name ?? "", alias)
+    }
+
+    /// `alice` → `a***e`, `alice@example.com` → `a***e@example.com`: enough to recognise, not to harvest.
+    static func mask(_ text: String) -> String {
+        guard !text.isEmpty else { return "" }
+        let (local, domain): (Substring, Substring) =
+            if let at = text.firstIndex(of: "@") { (text[..<at], text[at...]) } else { (Substring(text), "") }
+        guard local.count > 2 else { return String(local.prefix(1)) + "***" + domain }
+        return String(local.prefix(1)) + "***" + String(local.suffix(1)) + domain
+    }
+}

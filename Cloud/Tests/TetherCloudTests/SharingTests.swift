@@ -1,0 +1,147 @@
+import HTTPTypes
+import Testing
+import TetherCloudProtocol
+import TetherCore
+@testable import TetherCloud
+
+/// Sharing (`gizwits-openapi.md` §2.5): invitations to a user and by QR code, accepted,
+/// refused, cancelled and revoked, each rule with the reference's code.
+@Suite("Sharing: invitations, QR codes, revocation", .timeLimit(.minutes(2)))
+struct SharingTests {
+    static func share(_ cloud: CloudHarness, token: String, _ body: SharingCreateBody) async throws -> APIResponse {
+        try await cloud.call(.post, "/app/sharing", token: token, json: body.json)
+    }
+
+    static func list(_ cloud: CloudHarness, token: String, sent: Bool, query: String = "") async throws -> [SharingEntryBody] {
+        let answer = try await cloud.call(.get, "/app/sharing?sharing_type=\(sent ? 0 : 1)\(query)", token: token)
+        return try (answer["objects"]?.arrayValue ?? []).map { try SharingEntryBody(json: $0) }
+    }
+
+    static func roles(_ cloud: CloudHarness, _ did: String) async throws -> [String: BindingRole] {
+        Dictionary(uniqueKeysWithValues: try await BindingStore(cloud.database).roles(of: did).map { ($0.uid, $0.role) })
+    }
+
+    @Test("an owner invites a user, who accepts and controls; a guest cannot share; revoking unbinds at once and fails the guest's queued commands",
+        arguments: TestEngine.allCases)
+    func inviteAcceptRevoke(engine: TestEngine) async throws {
+        try await CloudHarness.run(engine) { cloud in
+            let device = try await DeviceFixtures.registeredDevice(cloud, sharing: true)
+            let owner = try await cloud.register("owner\(UInt32.random(in: 0...UInt32.max))")
+            #expect(try await DeviceFixtures.bind(cloud, device, token: owner.token)["success"] == [.string(device.did)])
+            let guestName = "guest\(UInt32.random(in: 0...UInt32.max))"
+            let guest = try await cloud.register(guestName)
+            let stranger = try await cloud.register("stranger\(UInt32.random(in: 0...UInt32.max))")
+
+            // Refusals before anything is shared.
+            #expect(try await Self.share(cloud, token: owner.token, SharingCreateBody(kind: .user, did: device.did, receiver: .username("nobody-here"))).errorCode == 9082)
+            #expect(try await Self.share(cloud, token: owner.token, SharingCreateBody(kind: .user, did: device.did, receiver: .uid(owner.uid))).errorCode == 9080)
+            #expect(try await Self.share(cloud, token: stranger.token, SharingCreateBody(kind: .user, did: device.did, receiver: .uid(guest.uid))).errorCode == 9017)
+            #expect(try await cloud.call(.post, "/app/sharing", token: owner.token, json: ["type": 0, "did": .string(device.did)]).errorCode == 9015)
+
+            let created = try await Self.share(cloud, token: owner.token, SharingCreateBody(kind: .user, did: device.did, receiver: .username(guestName)))
+            #expect(created.status == .created, "\(created.text)")
+            let invitation = try SharingCreatedBody(json: try #require(created.json))
+            #expect(invitation.qrContent == nil)
+            #expect(try await Self.share(cloud, token: owner.token, SharingCreateBody(kind: .user, did: device.did, receiver: .uid(guest.uid))).errorCode == 9087)
+
+            // Both sides see it; the other party's name is masked.
+            let sent = try await Self.list(cloud, token: owner.token, sent: true)
+            #expect(sent.map(\.id) == [invitation.id] && sent.first?.status == .pending && sent.first?.uid == guest.uid)
+            #expect(sent.first?.username.contains("***") == true && sent.first?.username != guestName)
+            let received = try await Self.list(cloud, token: guest.token, sent: false)
+            #expect(received.map(\.id) == [invitation.id] && received.first?.uid == owner.uid && received.first?.productName == "Pet house")
+            #expect(try await Self.list(cloud, token: stranger.token, sent: false).isEmpty)
+            #expect(try await cloud.call(.get, "/app/sharing?sharing_type=1&did=\(device.did)", token: guest.token).errorCode == 9015)
+
+            // Only the receiver answers; only the owner cancels.
+            #expect(try await cloud.call(.put, "/app/sharing/\(invitation.id)?status=1", token: stranger.token).errorCode == 9084)
+            #expect(try await cloud.call(.delete, "/app/sharing/\(invitation.id)", token: guest.token).errorCode == 9093)
+            #expect(try await cloud.call(.put, "/app/sharing/\(invitation.id)?status=1", token: guest.token).status == .ok)
+            #expect(try await cloud.call(.put, "/app/sharing/\(invitation.id)?status=1", token: guest.token).errorCode == 9089)
+            #expect(try await Self.roles(cloud, device.did) == [owner.uid: .owner, guest.uid: .guest])
+
+            // The guest cannot share on.
+            #expect(try await Self.share(cloud, token: guest.token, SharingCreateBody(kind: .user, did: device.did, receiver: .uid(stranger.uid))).errorCode == 9081)
+
+            // A command the guest queued for the offline device is failed when access ends.
+            let queued = try await cloud.call(.post, "/app/control/\(device.did)", token: guest.token, json: ["attrs": ["LED_OnOff": true], "queue_ttl": 600])
+            let command = try CommandAcceptedBody(json: try #require(queued.json, "\(queued.text)"))
+            #expect(command.state == "queued")
+            #expect(try await cloud.call(.delete, "/app/sharing/\(invitation.id)", token: owner.token).status == .ok)
+            #expect(try await Self.roles(cloud, device.did) == [owner.uid: .owner])
+            #expect(try await cloud.call(.get, "/app/devices/\(device.did)", token: guest.token).errorCode == 9017)
+            let failed = try await CommandLedger(database: cloud.database).find(command.commandID)
+            #expect(failed?.state == .failed && failed?.message == "the user's access to the device ended")
+            #expect(try await cloud.call(.delete, "/app/sharing/\(invitation.id)", token: owner.token).errorCode == 9094)
+            #expect(try await Self.list(cloud, token: owner.token, sent: true, query: "&status=3").map(\.id) == [invitation.id])
+        }
+    }
+
+    @Test("a QR code serves once, not its owner, and not after 15 minutes; a special user becomes owner when sharing; refusals and limits")
+    func qrCodes() async throws {
+        try await CloudHarness.run(.sqlite) { cloud in
+            let device = try await DeviceFixtures.registeredDevice(cloud, sharing: true)
+            let owner = try await cloud.register("owner\(UInt32.random(in: 0...UInt32.max))")
+            #expect(try await DeviceFixtures.bind(cloud, device, token: owner.token)["success"] == [.string(device.did)])
+            let first = try await cloud.register("first\(UInt32.random(in: 0...UInt32.max))")
+            let second = try await cloud.register("second\(UInt32.random(in: 0...UInt32.max))")
+
+            let created = try SharingCreatedBody(
+                json: try #require(try await Self.share(cloud, token: owner.token, SharingCreateBody(kind: .qrCode, did: device.did, duration: 5)).json))
+            let code = try #require(created.qrContent.flatMap(SharingCreatedBody.code(inQRContent:)))
+            #expect(code.count == 32)
+            #expect(try await cloud.call(.get, "/app/sharing/code/\(code)", token: owner.token).errorCode == 9096)
+            let offer = try SharingCodeBody(json: try #require(try await cloud.call(.get, "/app/sharing/code/\(code)", token: first.token).json))
+            #expect(offer.productName == "Pet house" && offer.owner.contains("***") && offer.expiredAt > Clock.unixNow())
+            // A QR code cannot be withdrawn.
+            #expect(try await cloud.call(.delete, "/app/sharing/\(created.id)", token: owner.token).errorCode == 9089)
+            #expect(try await cloud.call(.post, "/app/sharing/code/\(code)", token: first.token).status == .ok)
+            #expect(try await cloud.call(.post, "/app/sharing/code/\(code)", token: second.token).errorCode == 9089)
+            #expect(try await cloud.call(.post, "/app/sharing/code/0123456789abcdef0123456789abcdef", token: second.token).errorCode == 9084)
+            #expect(try await Self.roles(cloud, device.did)[first.uid] == .guest)
+
+            // The invitation limited the guest to 5 minutes: when they are up, the binding ends.
+            let expires = try await cloud.database.first("SELECT expires_at FROM bindings WHERE uid = $1", .text(first.uid))?.int("expires_at")
+            #expect(expires.map { abs($0 - (Clock.unixNow() + 300)) < 60 } == true)
+            try await cloud.database.query("UPDATE bindings SET expires_at = $1 WHERE uid = $2", .int(Clock.unixNow() - 1), .text(first.uid))
+            #expect(try await SharingStore(cloud.database).endExpiredBindings(now: Clock.unixNow()).map(\.uid) == [first.uid])
+            #expect(try await Self.roles(cloud, device.did)[first.uid] == nil)
+
+            // An expired code.
+            let late = try SharingCreatedBody(json: try #require(try await Self.share(cloud, token: owner.token, SharingCreateBody(kind: .qrCode, did: device.did)).json))
+            try await cloud.database.query("UPDATE sharing_invitations SET expired_at = $1 WHERE id = $2", .int(Clock.unixNow() - 1), .int(late.id))
+            let lateCode = try #require(late.qrContent.flatMap(SharingCreatedBody.code(inQRContent:)))
+            #expect(try await cloud.call(.post, "/app/sharing/code/\(lateCode)", token: second.token).errorCode == 9088)
+
+            // A refused invitation cannot be accepted after.
+            let invited = try SharingCreatedBody(
+                json: try #require(try await Self.share(cloud, token: owner.token, SharingCreateBody(kind: .user, did: device.did, receiver: .uid(second.uid))).json))
+            #expect(try await cloud.call(.put, "/app/sharing/\(invited.id)?status=2", token: second.token).status == .ok)
+            #expect(try await cloud.call(.put, "/app/sharing/\(invited.id)?status=1", token: second.token).errorCode == 9089)
+            #expect(try await cloud.call(.put, "/app/sharing/\(invited.id)?status=7", token: second.token).errorCode == 9015)
+        }
+    }
+
+    @Test("on a product with sharing, the special user of an older binding becomes owner and the normal users guests when it shares; without sharing nobody shares")
+    func roleChanges() async throws {
+        try await CloudHarness.run(.sqlite) { cloud in
+            let shared = try await DeviceFixtures.registeredDevice(cloud, sharing: true)
+            let plain = try await DeviceFixtures.registeredDevice(cloud, sharing: false)
+            let special = try await cloud.register("special\(UInt32.random(in: 0...UInt32.max))")
+            let normal = try await cloud.register("normal\(UInt32.random(in: 0...UInt32.max))")
+            let invited = try await cloud.register("invited\(UInt32.random(in: 0...UInt32.max))")
+            // Bindings made before sharing existed on the product: special and normal.
+            for (uid, role) in [(special.uid, "special"), (normal.uid, "normal")] {
+                try await cloud.database.query(
+                    "INSERT INTO bindings (uid, did, role, created_at) VALUES ($1, $2, $3, 0)", .text(uid), .text(shared.did), .text(role))
+            }
+            #expect(try await Self.share(cloud, token: normal.token, SharingCreateBody(kind: .user, did: shared.did, receiver: .uid(invited.uid))).errorCode == 9081)
+            #expect(try await Self.share(cloud, token: special.token, SharingCreateBody(kind: .user, did: shared.did, receiver: .uid(invited.uid))).status == .created)
+            #expect(try await Self.roles(cloud, shared.did) == [special.uid: .owner, normal.uid: .guest])
+
+            #expect(try await DeviceFixtures.bind(cloud, plain, token: special.token)["success"] == [.string(plain.did)])
+            let refused = try await Self.share(cloud, token: special.token, SharingCreateBody(kind: .user, did: plain.did, receiver: .uid(invited.uid)))
+            #expect(refused.errorCode == 9081, "\(refused.text)")
+        }
+    }
+}
