@@ -187,6 +187,10 @@ extension TetherClient {
             device(did: did)?.emit(.modelEvent(DeviceModelEvent(identifier: identifier, type: type, values: values)))
         case .userTopic(let did, let topic, let payload):
             device(did: did)?.emit(.topicMessage(DeviceTopicMessage(topic: topic, payload: payload)))
+        case .message(let message):
+            eventBroadcast.yield(.message(message))
+            // An accepted invitation or a transfer may have changed the user's devices.
+            if let event = message.data["event"]?.stringValue, ["accepted", "revoked", "transferred"].contains(event) { _ = try? await refreshBindings() }
         case .upgrade(let upgrade):
             device(did: upgrade.did)?.emit(.firmwareUpgrade(upgrade))
         case .writeFailed(let did, let sn, let error):

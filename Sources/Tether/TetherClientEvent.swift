@@ -10,6 +10,9 @@ public enum TetherClientEvent: Sendable {
     case cloudDisconnected(TetherError?)
     /// A device's ``NetStatus`` changed (`GizEventDevice`); ``Device/events()`` has the same.
     case deviceNetStatus(Device, NetStatus)
+    /// A new entry of the user's message centre: an invitation arrived, was answered, cancelled
+    /// or revoked (Tether's `s2c_message`).
+    case message(CloudMessage)
     /// Background work of the client failed (LAN discovery could not open its socket, …)
     /// (`GizEventSDK`).
     case error(TetherError)

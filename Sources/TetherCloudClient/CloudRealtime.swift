@@ -50,6 +50,9 @@ public enum CloudRealtimeEvent: Sendable, Hashable {
     case userTopic(did: String, topic: String, payload: [UInt8])
     /// A firmware upgrade of a subscribed device moved on (Tether's `s2c_upgrade`).
     case upgrade(FirmwareUpgrade)
+    /// A new entry of the user's message centre (Tether's `s2c_message`): an invitation arrived,
+    /// was answered, cancelled or revoked.
+    case message(CloudMessage)
     /// A write that the cloud had accepted failed later (the device rejected it, or it expired).
     case writeFailed(did: String, sn: Int, error: TetherError)
 }

@@ -224,6 +224,8 @@ struct CloudRealtimeStateMachine<Login: Sendable, Subscription: Sendable, Write:
         case .upgrade(let upgrade):
             guard isSubscribed(upgrade.did) else { return [] }
             return [.emit(.upgrade(FirmwareUpgrade(upgrade)))]
+        case .message(let message):
+            return [.emit(.message(CloudMessage(message)))]
         case .pong, .login, .subscribe, .write, .read, .raw, .acknowledge, .ping:
             return []
         }

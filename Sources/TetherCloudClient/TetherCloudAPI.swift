@@ -276,6 +276,89 @@ public struct TetherCloudAPI: Sendable {
         return try CloudCommand(json: try await call(.POST, "/app/devices/\(did)/firmware/upgrade", body: body.json, session: session))
     }
 
+    // MARK: Sharing and messages
+
+    /// Who receives an invitation.
+    public enum SharingReceiver: Sendable, Hashable {
+        case uid(String)
+        case username(String)
+        case email(String)
+        case phone(String)
+    }
+
+    /// Invites a user to a device you own (`POST /app/sharing`, type 0; valid 24 h); `duration`
+    /// limits the guest's time after accepting (1 minute to 24 hours). Returns the invitation's id.
+    ///
+    /// - Throws: `TetherError.Code.cloudRefused` with 9081 (not the owner), 9082 (no such user),
+    ///   9080 (yourself), 9083 (already bound), 9087 (an invitation is already waiting).
+    public func share(_ session: CloudSession, did: String, with receiver: SharingReceiver, duration: Duration? = nil) async throws(TetherError) -> Int64 {
+        let target: SharingCreateBody.Receiver =
+            switch receiver {
+            case .uid(let uid): .uid(uid)
+            case .username(let name): .username(name)
+            case .email(let email): .email(email)
+            case .phone(let phone): .phone(phone)
+            }
+        let body = SharingCreateBody(kind: .user, did: did, receiver: target, duration: duration.map { $0.components.seconds / 60 })
+        return try decodeBody("the invitation", try await call(.POST, "/app/sharing", body: body.json, session: session), as: SharingCreatedBody.init(json:)).id
+    }
+
+    /// Makes a QR-code invitation to a device you own (valid 15 minutes, accepted once): the
+    /// text to show as a QR code (`type=share&code=…`) and the invitation's id.
+    public func shareByQRCode(_ session: CloudSession, did: String, duration: Duration? = nil) async throws(TetherError) -> (id: Int64, qrContent: String) {
+        let body = SharingCreateBody(kind: .qrCode, did: did, duration: duration.map { $0.components.seconds / 60 })
+        let created = try decodeBody(
+            "the invitation", try await call(.POST, "/app/sharing", body: body.json, session: session), as: SharingCreatedBody.init(json:))
+        guard let content = created.qrContent else { throw TetherError(.unexpectedCloudResponse, "the cloud made no QR code") }
+        return (created.id, content)
+    }
+
+    /// Invitations you sent (`sent`) or received, newest first.
+    public func invitations(_ session: CloudSession, sent: Bool, status: SharingInvitation.Status? = nil) async throws(TetherError) -> [SharingInvitation] {
+        let filter = status.map { "&status=\($0.rawValue)" } ?? ""
+        let answer = try await call(.GET, "/app/sharing?sharing_type=\(sent ? 0 : 1)&limit=100\(filter)", session: session)
+        return try (answer["objects"]?.arrayValue ?? []).map { entry throws(TetherError) in
+            SharingInvitation(try decodeBody("an invitation", entry, as: SharingEntryBody.init(json:)))
+        }
+    }
+
+    /// Accepts or refuses an invitation you received.
+    public func answerInvitation(_ session: CloudSession, id: Int64, accept: Bool) async throws(TetherError) {
+        _ = try await call(.PUT, "/app/sharing/\(id)?status=\(accept ? 1 : 2)", session: session)
+    }
+
+    /// Accepts the invitation a scanned QR code holds (`type=share&code=…`).
+    public func acceptInvitation(_ session: CloudSession, qrContent: String) async throws(TetherError) {
+        guard let code = SharingCreatedBody.code(inQRContent: qrContent) else {
+            throw TetherError(.invalidArgument, "not a sharing QR code (type=share&code=…)")
+        }
+        _ = try await call(.POST, "/app/sharing/code/\(code.tetherPercentEncoded)", session: session)
+    }
+
+    /// Cancels an invitation you sent that is still pending, or revokes one that was accepted
+    /// (the guest loses the device at once).
+    public func cancelInvitation(_ session: CloudSession, id: Int64) async throws(TetherError) {
+        _ = try await call(.DELETE, "/app/sharing/\(id)", session: session)
+    }
+
+    /// Hands a device you own to one of its guests; you are unbound.
+    public func transfer(_ session: CloudSession, did: String, to uid: String) async throws(TetherError) {
+        _ = try await call(.POST, "/app/sharing/\(did.tetherPercentEncoded)/transfer?uid=\(uid.tetherPercentEncoded)", session: session)
+    }
+
+    /// Your message centre, newest first.
+    public func messages(_ session: CloudSession, limit: Int = 20, skip: Int = 0) async throws(TetherError) -> [CloudMessage] {
+        let answer = try await call(.GET, "/app/messages?limit=\(limit)&skip=\(skip)", session: session)
+        return try (answer["objects"]?.arrayValue ?? []).map { entry throws(TetherError) in
+            CloudMessage(try decodeBody("a message", entry, as: MessageBody.init(json:)))
+        }
+    }
+
+    /// Marks a message read, or deletes it.
+    public func markMessage(_ session: CloudSession, id: Int64, delete: Bool = false) async throws(TetherError) {
+        _ = try await call(.PUT, "/app/messages/\(id)?status=\(delete ? 2 : 1)", session: session)
+    }
+
     /// A command of the ledger (Tether extension).
     public func command(_ session: CloudSession, id: Int64) async throws(TetherError) -> CloudCommand {
         try CloudCommand(json: try await call(.GET, "/app/commands/\(id)", session: session))

@@ -56,6 +56,7 @@ extension CloudError {
     public static let guestNotFound = CloudError(code: 9082, message: "guest not found")
     public static let guestAlreadyBound = CloudError(code: 9083, message: "guest already bound")
     public static let sharingNotFound = CloudError(code: 9084, httpStatus: 404, message: "sharing not found")
+    public static let messageNotFound = CloudError(code: 9085, httpStatus: 404, message: "message not found")
     public static let sharingWaitingForAccept = CloudError(code: 9087, message: "sharing is waiting for accept")
     public static let sharingExpired = CloudError(code: 9088, message: "sharing is expired")
     public static let sharingCompleted = CloudError(code: 9089, message: "sharing is completed")
@@ -63,6 +64,9 @@ extension CloudError {
     public static let onlyOwnerCanOperate = CloudError(code: 9093, httpStatus: 403, message: "only owner can operate")
     public static let sharingAlreadyCancelled = CloudError(code: 9094, message: "sharing already cancelled")
     public static let onlyGuestCanCheckQRCode = CloudError(code: 9096, httpStatus: 403, message: "only guest can check QR code")
+    public static let messageAlreadyDeleted = CloudError(code: 9098, message: "message already deleted")
+    public static let onlySelfCanModifyAlias = CloudError(code: 9100, httpStatus: 403, message: "only self can modify alias")
+    public static let onlyReceiverCanMarkMessage = CloudError(code: 9101, httpStatus: 403, message: "only receiver can mark message")
     // Tether's own codes are 9500–9599: the Gizwits catalogue uses the codes around 9100
     // (9100 and 9101 for sharing), which apps written for it already read their way.
     /// Tether: the device took the request but did not answer it in time (an RRPC call).
@@ -91,7 +95,8 @@ extension CloudError {
         .deviceDisabled, .attrInvalid, .userInvalid, .sendSMSFailed, .applicationAuthInvalid, .requestThrottled,
         .deviceOffline, .timestampInvalid, .signatureInvalid, .emailNotActivated, .cannotShareToSelf, .onlyOwnerCanShare, .guestNotFound, .guestAlreadyBound,
         .sharingNotFound, .sharingWaitingForAccept, .sharingExpired, .sharingCompleted, .onlyOwnerCanBind, .onlyOwnerCanOperate, .sharingAlreadyCancelled,
-        .onlyGuestCanCheckQRCode, .deviceTimeout, .shadowVersionConflict,
+        .onlyGuestCanCheckQRCode, .messageNotFound, .messageAlreadyDeleted, .onlySelfCanModifyAlias, .onlyReceiverCanMarkMessage, .deviceTimeout,
+        .shadowVersionConflict,
         .downloadURLInvalid, .upgradeNotAllowed, .upgradeInProgress,
         .notFound,
     ]

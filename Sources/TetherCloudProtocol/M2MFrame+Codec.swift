@@ -141,6 +141,13 @@ extension M2MFrame {
                     did: try reader.string("did", in: data), topic: try reader.string("topic", in: data), payload: payload,
                     timestamp: try reader.optionalInt("timestamp", in: data) ?? 0
                 ))
+        case "s2c_message":
+            let data = try reader.object("data", in: object)
+            do throws(CloudBodyError) {
+                self = .message(try MessageBody(json: .object(data)))
+            } catch {
+                throw reader.wrongType("data.\(error.field)", error.message)
+            }
         case "s2c_upgrade":
             let data = try reader.object("data", in: object)
             do throws(CloudBodyError) {
@@ -226,6 +233,8 @@ extension M2MFrame {
             ]
         case .upgrade(let upgrade):
             frame["data"] = upgrade.json
+        case .message(let message):
+            frame["data"] = message.json
         }
         return .object(frame)
     }

@@ -48,6 +48,9 @@ public enum M2MFrame: Sendable, Hashable {
     case userTopic(M2MUserTopic)
     /// `s2c_upgrade` (Tether): a firmware upgrade of a subscribed device moved on.
     case upgrade(FirmwareUpgradeBody)
+    /// `s2c_message` (Tether): a new entry of the user's message centre (an invitation arrived,
+    /// was accepted, refused, cancelled or revoked).
+    case message(MessageBody)
     /// `pong`.
     case pong
 
@@ -72,6 +75,7 @@ public enum M2MFrame: Sendable, Hashable {
         case .event: "s2c_event"
         case .userTopic: "s2c_user_topic"
         case .upgrade: "s2c_upgrade"
+        case .message: "s2c_message"
         case .pong: "pong"
         }
     }

@@ -69,19 +69,7 @@ public struct BindingQRCode: Hashable, Sendable, CustomStringConvertible {
         }.joined(separator: "&")
     }
 
-    private static func percentEncoded(_ text: String) -> String {
-        var result = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                result += "%" + [byte].tetherHex.uppercased()
-            }
-        }
-        return result
-    }
+    private static func percentEncoded(_ text: String) -> String { text.tetherPercentEncoded }
 
     private static func percentDecoded(_ text: Substring) -> String {
         var bytes: [UInt8] = []

@@ -54,3 +54,21 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(isSecure ? "https" : "http")://\(hostHeader)\(target)" }
 }
+
+extension String {
+    /// Percent-encoded for a URL's query or path segment: everything but letters, digits and
+    /// `-_.~` (RFC 3986's unreserved characters) as `%XX` of its UTF-8 bytes.
+    public var tetherPercentEncoded: String {
+        var result = ""
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                result += "%" + [byte].tetherHex.uppercased()
+            }
+        }
+        return result
+    }
+}

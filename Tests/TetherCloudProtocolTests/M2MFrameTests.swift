@@ -52,6 +52,7 @@ struct M2MFrameTests {
         .upgrade(FirmwareUpgradeBody(commandID: 9, did: "d", state: "acknowledged", firmwareID: 3, version: "2.0.1", module: "mcu", step: 40, desc: "downloading")),
         .upgrade(FirmwareUpgradeBody(commandID: 9, did: "d", state: "failed", firmwareID: 3, version: "2.0.1", module: "default", step: -3, updatedAt: 1)),
         .upgrade(FirmwareUpgradeBody(commandID: 9, did: "d", state: "queued", firmwareID: 3, version: "2.0.1", module: "default")),
+        .message(MessageBody(id: 4, type: 1, status: .unread, content: "alice shared Lamp with you", data: ["event": "invited", "sharing_id": 7], createdAt: 1, updatedAt: 1)),
     ]
 
     @Test("every kind of frame reads back as written", arguments: everyKind)

@@ -1,4 +1,5 @@
 import HTTPTypes
+import Tether
 import Testing
 import TetherCloudProtocol
 import TetherCore
@@ -142,6 +143,104 @@ struct SharingTests {
             #expect(try await DeviceFixtures.bind(cloud, plain, token: special.token)["success"] == [.string(plain.did)])
             let refused = try await Self.share(cloud, token: special.token, SharingCreateBody(kind: .user, did: plain.did, receiver: .uid(invited.uid)))
             #expect(refused.errorCode == 9081, "\(refused.text)")
+        }
+    }
+}
+
+/// The message centre, aliases, transfer, the WebSocket push, and the SDK's sharing calls.
+@Suite("Sharing: messages, aliases, transfer, the SDK", .timeLimit(.minutes(2)))
+struct SharingMessageTests {
+    static func messages(_ cloud: CloudHarness, token: String) async throws -> [MessageBody] {
+        try (try await cloud.call(.get, "/app/messages?type=1", token: token)["objects"]?.arrayValue ?? []).map { try MessageBody(json: $0) }
+    }
+
+    @Test("each party gets a message for each step, pushed on the WebSocket; only the receiver marks it; aliases; ownership handed on",
+        arguments: TestEngine.allCases)
+    func messagesAliasesTransfer(engine: TestEngine) async throws {
+        try await CloudHarness.run(engine) { cloud in
+            let device = try await DeviceFixtures.registeredDevice(cloud, sharing: true)
+            let owner = try await cloud.register("owner\(UInt32.random(in: 0...UInt32.max))")
+            #expect(try await DeviceFixtures.bind(cloud, device, token: owner.token)["success"] == [.string(device.did)])
+            let guest = try await cloud.register("guest\(UInt32.random(in: 0...UInt32.max))")
+            let stranger = try await cloud.register("stranger\(UInt32.random(in: 0...UInt32.max))")
+            let invitation = try await M2MTestClient.with(cloud, session: guest) { app in
+                let created = try SharingCreatedBody(
+                    json: try #require(
+                        try await SharingTests.share(cloud, token: owner.token, SharingCreateBody(kind: .user, did: device.did, receiver: .uid(guest.uid)))
+                            .json))
+                let pushed = try await app.next("s2c_message") { frame -> MessageBody? in if case .message(let m) = frame { m } else { nil } }
+                #expect(pushed.data["event"] == "invited" && pushed.data["sharing_id"] == .int(created.id) && pushed.content.contains("shared"))
+                return created
+            }
+            let guestMessages = try await Self.messages(cloud, token: guest.token)
+            #expect(guestMessages.count == 1 && guestMessages.first?.status == .unread)
+            #expect(try await Self.messages(cloud, token: owner.token).map { $0.data["event"] } == ["invited"])
+            #expect(try await cloud.call(.put, "/app/sharing/\(invitation.id)?status=1", token: guest.token).status == .ok)
+            #expect(try await Self.messages(cloud, token: owner.token).map { $0.data["event"] } == ["accepted", "invited"])
+
+            // Marking: the receiver only; deleted messages leave the list.
+            let first = try #require(guestMessages.first)
+            #expect(try await cloud.call(.put, "/app/messages/\(first.id)?status=1", token: stranger.token).errorCode == 9101)
+            #expect(try await cloud.call(.put, "/app/messages/\(first.id)?status=1", token: guest.token).status == .ok)
+            #expect(try await Self.messages(cloud, token: guest.token).first { $0.id == first.id }?.status == .read)
+            #expect(try await cloud.call(.put, "/app/messages/\(first.id)?status=2", token: guest.token).status == .ok)
+            #expect(try await Self.messages(cloud, token: guest.token).allSatisfy { $0.id != first.id })
+            #expect(try await cloud.call(.put, "/app/messages/\(first.id)?status=2", token: guest.token).errorCode == 9098)
+            #expect(try await cloud.call(.put, "/app/messages/999999?status=1", token: guest.token).errorCode == 9085)
+
+            // Aliases: each names the other; nobody else may.
+            #expect(try await cloud.call(.put, "/app/sharing/\(invitation.id)/alias?user_alias=Grandma", token: owner.token).status == .ok)
+            #expect(try await cloud.call(.put, "/app/sharing/\(invitation.id)/alias?user_alias=Me", token: stranger.token).errorCode == 9100)
+            #expect(try await SharingTests.list(cloud, token: owner.token, sent: true).first?.userAlias == "Grandma")
+
+            // Transfer: only the owner, only to a guest.
+            #expect(try await cloud.call(.post, "/app/sharing/\(device.did)/transfer?uid=\(owner.uid)", token: guest.token).errorCode == 9093)
+            #expect(try await cloud.call(.post, "/app/sharing/\(device.did)/transfer?uid=\(stranger.uid)", token: owner.token).errorCode == 9082)
+            #expect(try await cloud.call(.post, "/app/sharing/\(device.did)/transfer?uid=\(guest.uid)", token: owner.token).status == .ok)
+            #expect(try await SharingTests.roles(cloud, device.did) == [guest.uid: .owner])
+            #expect(try await Self.messages(cloud, token: guest.token).first?.data["event"] == "transferred")
+        }
+    }
+
+    @Test("two SDK clients: the owner invites, the guest hears of it, accepts, and finds the device in its list; revoked, it is gone")
+    func sdk() async throws {
+        try await CloudHarness.run(.sqlite) { cloud in
+            let device = try await DeviceFixtures.registeredDevice(cloud, sharing: true)
+            let configuration = TetherClient.Configuration(
+                products: [try ThingModel(gizwitsJSON: try DeviceFixtures.petHouse())], lan: LANConfiguration(discoveryEnabled: false),
+                cloud: .init(
+                    endpoint: try CloudEndpoint(url: "http://127.0.0.1:\(cloud.httpPort)"), appID: cloud.app.appID, sessionStore: MemorySessionStore(),
+                    requestTimeout: .seconds(20)))
+            try await withTetherClient(configuration: configuration, logger: GatewayFixtures.quietLogger) { owner in
+                try await withTetherClient(configuration: configuration, logger: GatewayFixtures.quietLogger) { guest in
+                    let ownerName = "sdkowner\(UInt32.random(in: 0...UInt32.max))"
+                    let guestName = "sdkguest\(UInt32.random(in: 0...UInt32.max))"
+                    _ = try await owner.account!.register(username: ownerName, password: "Passw0rd!")
+                    _ = try await guest.account!.register(username: guestName, password: "Passw0rd!")
+                    _ = try await owner.bind(did: device.did, passcode: device.passcode)
+                    let events = guest.events()
+                    let id = try await owner.sharing.invite(.username(guestName), to: device.did)
+                    let heard = await withTaskGroup(of: CloudMessage?.self) { group in
+                        group.addTask {
+                            for await event in events { if case .message(let message) = event { return message } }
+                            return nil
+                        }
+                        group.addTask { try? await Task.sleep(for: .seconds(15)); return nil }
+                        defer { group.cancelAll() }
+                        return await group.next() ?? nil
+                    }
+                    #expect(heard?.data["sharing_id"] == .int(id), "the invitation was pushed to the guest's client")
+                    let received = try await guest.sharing.invitations(sent: false)
+                    #expect(received.map(\.id) == [id] && received.first?.status == .pending)
+                    try await guest.sharing.answer(id, accept: true)
+                    #expect(guest.devices.contains { $0.did == device.did && $0.isBound })
+                    #expect(try await owner.sharing.invitations(sent: true).first?.status == .accepted)
+                    try await owner.sharing.cancel(id)
+                    _ = try await guest.refreshBindings()
+                    #expect(!guest.devices.contains { $0.did == device.did && $0.isBound })
+                    #expect(try await guest.sharing.messages().map { $0.data["event"] }.contains("revoked"))
+                }
+            }
         }
     }
 }

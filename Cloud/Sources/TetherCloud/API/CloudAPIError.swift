@@ -86,6 +86,10 @@ extension CloudAPIError {
     public static func onlyOwnerCanOperate(detail: String = "") -> Self { .init(.onlyOwnerCanOperate, detail: detail) }
     public static func sharingAlreadyCancelled(detail: String = "") -> Self { .init(.sharingAlreadyCancelled, detail: detail) }
     public static func onlyGuestCanCheckQRCode(detail: String = "") -> Self { .init(.onlyGuestCanCheckQRCode, detail: detail) }
+    public static func messageNotFound(detail: String = "") -> Self { .init(.messageNotFound, detail: detail) }
+    public static func messageAlreadyDeleted(detail: String = "") -> Self { .init(.messageAlreadyDeleted, detail: detail) }
+    public static func onlySelfCanModifyAlias(detail: String = "") -> Self { .init(.onlySelfCanModifyAlias, detail: detail) }
+    public static func onlyReceiverCanMarkMessage(detail: String = "") -> Self { .init(.onlyReceiverCanMarkMessage, detail: detail) }
     public static func deviceTimeout(detail: String = "") -> Self { .init(.deviceTimeout, detail: detail) }
     public static func shadowVersionConflict(detail: String = "") -> Self { .init(.shadowVersionConflict, detail: detail) }
     public static func downloadURLInvalid(detail: String = "") -> Self { .init(.downloadURLInvalid, detail: detail) }

@@ -138,3 +138,92 @@ struct SharingRoutes<Context: RequestContext> {
         return id
     }
 }
+
+/// The message centre (`gizwits-openapi.md` §2.2): `/app/messages…`; and the sharing calls on one
+/// invitation or device beyond the invitations themselves.
+struct MessageRoutes<Context: RequestContext> {
+    let accounts: AccountService
+    let messages: MessageCentre
+    let sharing: SharingService
+
+    func register(on router: DocumentedRouter<Context>) {
+        router.on(
+            .init(
+                method: .get, path: "/app/messages", summary: "The user's messages, newest first (type 1: sharing); deleted ones are not listed",
+                tag: "messages", security: .appAndUser,
+                parameters: [
+                    .query("type", JSONSchema.integer(minimum: 1, maximum: 1)), .query("limit", JSONSchema.integer(minimum: 1, maximum: 100)),
+                    .query("skip", JSONSchema.integer(minimum: 0)),
+                ],
+                success: .ok(
+                    JSONSchema.object(
+                        [
+                            "meta": JSONSchema.object(["total": JSONSchema.integer, "limit": JSONSchema.integer, "skip": JSONSchema.integer]),
+                            "objects": JSONSchema.array(
+                                JSONSchema.object(
+                                    [
+                                        "id": JSONSchema.integer, "type": JSONSchema.integer, "status": JSONSchema.integer(minimum: 0, maximum: 2),
+                                        "content": JSONSchema.string, "data": JSONSchema.empty, "created_at": JSONSchema.integer,
+                                        "updated_at": JSONSchema.integer,
+                                    ], required: ["id", "type", "status", "content", "created_at", "updated_at"])),
+                        ], required: ["meta", "objects"]))
+            )
+        ) { request, _ in
+            let user = try await accounts.authenticate(request)
+            let query = request.uri.queryParameters
+            let type = query["type"].flatMap { Int64(String($0)) }
+            let limit = query["limit"].flatMap { Int64(String($0)) } ?? 20
+            let skip = query["skip"].flatMap { Int64(String($0)) } ?? 0
+            guard (1...100).contains(limit), skip >= 0, type == nil || type == 1 else {
+                throw CloudAPIError.formInvalid(detail: "type is 1, limit 1 to 100, skip at least 0")
+            }
+            let (list, total) = try await messages.list(user, type: type, limit: limit, skip: skip)
+            return Response.json(["meta": ["total": .int(total), "limit": .int(limit), "skip": .int(skip)], "objects": .array(list.map(\.json))])
+        }
+        router.on(
+            .init(
+                method: .put, path: "/app/messages/{id}", summary: "Mark a message read (status=1) or delete it (status=2); the receiver only (9101)",
+                tag: "messages", security: .appAndUser, parameters: [.query("status", JSONSchema.integer(minimum: 1, maximum: 2), required: true)],
+                success: .ok(JSONSchema.object([:]))
+            )
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            guard let id = Int64(try context.pathParameter("id")), id > 0 else { throw CloudAPIError.messageNotFound() }
+            guard let status = request.uri.queryParameters["status"].flatMap({ Int64(String($0)) }).flatMap(MessageBody.Status.init(rawValue:)),
+                status != .unread
+            else { throw CloudAPIError.formInvalid(detail: "status is 1 (read) or 2 (delete)") }
+            try await messages.mark(user, id: id, status: status)
+            return Response.json(.object([:]))
+        }
+        router.on(
+            .init(
+                method: .put, path: "/app/sharing/{id}/alias", summary: "The name one party of an invitation gives the other (owner or guest only: 9100)",
+                tag: "sharing", security: .appAndUser, parameters: [.query("user_alias", JSONSchema.string, required: true)],
+                success: .ok(JSONSchema.object([:]))
+            )
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            let id = try SharingRoutes<Context>.id(context)
+            guard let alias = request.uri.queryParameters["user_alias"].map(String.init) else {
+                throw CloudAPIError.formInvalid(detail: "user_alias is required")
+            }
+            try await sharing.setAlias(user, id: id, alias: alias)
+            return Response.json(.object([:]))
+        }
+        router.on(
+            .init(
+                // The reference names the segment {did}; the router needs the name its siblings use.
+                method: .post, path: "/app/sharing/{id}/transfer",
+                summary: "The owner hands the device ({id}: its did) to one of its guests (uid) and is unbound",
+                tag: "sharing", security: .appAndUser, parameters: [.query("uid", JSONSchema.string, required: true)], success: .ok(JSONSchema.object([:]))
+            )
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            guard let uid = request.uri.queryParameters["uid"].map(String.init), !uid.isEmpty else {
+                throw CloudAPIError.formInvalid(detail: "uid is required")
+            }
+            try await sharing.transfer(user, did: try context.pathParameter("id"), to: uid)
+            return Response.json(.object([:]))
+        }
+    }
+}

@@ -12,6 +12,8 @@ struct SharingService: Sendable {
     let database: any SQLDatabase
     let bus: any ClusterBus
 
+    private var messages: MessageCentre { MessageCentre(database: database, bus: bus) }
+
     static let userInvitationSeconds: Int64 = 24 * 3600
     static let codeSeconds: Int64 = 15 * 60
 
@@ -45,6 +47,12 @@ struct SharingService: Sendable {
                     did: body.did, ownerUID: user.uid, guestUID: guestUID, kind: body.kind, codeHash: code.map(Secrets.sha256), durationMinutes: body.duration,
                     expiredAt: now + (body.kind == .user ? Self.userInvitationSeconds : Self.codeSeconds)),
                 now: now)
+        }
+        let device = try await deviceNames(body.did, aliasOf: user.uid).display
+        if let guestUID {
+            let ownerName = try await name(of: user.uid)
+            try await messages.post(to: guestUID, content: "\(ownerName) shared \(device) with you", data: event("invited", record))
+            try await messages.post(to: user.uid, content: "You shared \(device) with \(try await name(of: guestUID))", data: event("invited", record))
         }
         return SharingCreatedBody(id: record.id, qrContent: code.map { "type=share&code=\($0)" })
     }
@@ -84,7 +92,7 @@ struct SharingService: Sendable {
         for record in records {
             let other = sent ? record.guestUID : record.ownerUID
             let profile: UserBody? = if let other { try await UserStore(database).profile(uid: other) } else { nil }
-            let (productName, alias) = try await deviceNames(record.did, aliasOf: record.ownerUID)
+            let (productName, alias, _) = try await deviceNames(record.did, aliasOf: record.ownerUID)
             entries.append(
                 SharingEntryBody(
                     id: record.id, kind: record.kind, uid: other ?? "", username: Self.mask(profile?.username ?? ""),
@@ -99,7 +107,7 @@ struct SharingService: Sendable {
     func inspect(_ user: AuthenticatedUser, code: String) async throws -> SharingCodeBody {
         let record = try await pendingCode(code, for: user)
         let owner = try await UserStore(database).profile(uid: record.ownerUID)
-        let (productName, alias) = try await deviceNames(record.did, aliasOf: record.ownerUID)
+        let (productName, alias, _) = try await deviceNames(record.did, aliasOf: record.ownerUID)
         return SharingCodeBody(
             owner: Self.mask(owner?.username.isEmpty == false ? owner!.username : owner?.email ?? ""), productName: productName, deviceAlias: alias,
             expiredAt: record.expiredAt)
@@ -140,6 +148,11 @@ struct SharingService: Sendable {
             }
         }
         if accept { await bus.publish(.binding(uid: uid, did: record.did, bound: true)) }
+        let device = try await deviceNames(record.did, aliasOf: record.ownerUID).display
+        let guestName = try await name(of: uid)
+        try await messages.post(
+            to: record.ownerUID, content: "\(guestName) \(accept ? "accepted" : "refused") \(device)", data: event(accept ? "accepted" : "refused", record))
+        if accept { try await messages.post(to: uid, content: "You can now use \(device)", data: event("accepted", record)) }
     }
 
     private func pendingCode(_ code: String, for user: AuthenticatedUser) async throws -> SharingRecord {
@@ -168,6 +181,10 @@ struct SharingService: Sendable {
         case .pending:
             guard record.kind == .user else { throw CloudAPIError.sharingCompleted(detail: "a QR code cannot be withdrawn; it expires in 15 minutes") }
             guard try await SharingStore(database).move(id, from: .pending, to: .cancelled, now: now) != nil else { throw CloudAPIError.sharingCompleted() }
+            if let guest = record.guestUID {
+                let device = try await deviceNames(record.did, aliasOf: record.ownerUID).display
+                try await messages.post(to: guest, content: "The invitation to \(device) was withdrawn", data: event("cancelled", record))
+            }
         case .accepted:
             guard let guest = record.guestUID else { throw CloudAPIError.sharingCompleted() }
             try await database.transaction { transaction in
@@ -179,7 +196,38 @@ struct SharingService: Sendable {
                 }
             }
             try await ended(guest: guest, did: record.did)
+            let device = try await deviceNames(record.did, aliasOf: record.ownerUID).display
+            try await messages.post(to: guest, content: "Your access to \(device) was revoked", data: event("revoked", record))
+            try await messages.post(to: user.uid, content: "You revoked \(try await name(of: guest))'s access to \(device)", data: event("revoked", record))
         }
+    }
+
+    /// `PUT /app/sharing/{id}/alias?user_alias=`: the owner names the guest, the guest the owner.
+    func setAlias(_ user: AuthenticatedUser, id: Int64, alias: String) async throws {
+        try Validation.displayText(alias, field: "user_alias", maximum: 64)
+        guard let record = try await SharingStore(database).find(id) else { throw CloudAPIError.sharingNotFound() }
+        guard user.uid == record.ownerUID || user.uid == record.guestUID else { throw CloudAPIError.onlySelfCanModifyAlias() }
+        try await SharingStore(database).setAlias(id, ofGuest: user.uid == record.ownerUID, alias, now: Clock.unixNow())
+    }
+
+    /// `POST /app/sharing/{did}/transfer?uid=`: the owner hands the device to one of its guests
+    /// and is unbound; the other guests stay, as the new owner's.
+    func transfer(_ user: AuthenticatedUser, did: String, to uid: String) async throws {
+        try await database.transaction { transaction in
+            guard try await DeviceStore(transaction).find(did, lockingForUpdate: true) != nil else { throw CloudAPIError.deviceNotFound() }
+            let roles = try await BindingStore(transaction).roles(of: did)
+            guard roles.contains(where: { $0.uid == user.uid && $0.role == .owner }) else { throw CloudAPIError.onlyOwnerCanOperate() }
+            guard uid != user.uid, roles.contains(where: { $0.uid == uid && $0.role == .guest }) else {
+                throw CloudAPIError.guestNotFound(detail: "the new owner must be a guest of the device")
+            }
+            try await transaction.query("UPDATE bindings SET role = 'owner', expires_at = NULL WHERE did = $1 AND uid = $2", .text(did), .text(uid))
+            _ = try await BindingStore(transaction).delete(user.uid, did: did)
+        }
+        await bus.publish(.binding(uid: user.uid, did: did, bound: false))
+        let device = try await deviceNames(did, aliasOf: uid).display
+        try await messages.post(to: uid, content: "You now own \(device)", data: ["event": "transferred", "did": .string(did)])
+        try await messages.post(
+            to: user.uid, content: "You handed \(device) to \(try await name(of: uid))", data: ["event": "transferred", "did": .string(did)])
     }
 
     /// A guest's access ended: their sessions hear of it (and stop receiving the device), and what
@@ -193,11 +241,22 @@ struct SharingService: Sendable {
 
     // MARK: Helpers
 
-    private func deviceNames(_ did: String, aliasOf uid: String) async throws -> (product: String, alias: String) {
-        guard let device = try await DeviceStore(database).find(did) else { return ("", "") }
+    private func event(_ name: String, _ record: SharingRecord) -> JSONValue {
+        ["event": .string(name), "sharing_id": .int(record.id), "did": .string(record.did)]
+    }
+
+    /// A user as the other party sees them in messages: masked.
+    private func name(of uid: String) async throws -> String {
+        guard let profile = try await UserStore(database).profile(uid: uid) else { return "someone" }
+        let name = [profile.username, profile.email, profile.phone].first { !$0.isEmpty } ?? ""
+        return name.isEmpty ? "someone" : Self.mask(name)
+    }
+
+    private func deviceNames(_ did: String, aliasOf uid: String) async throws -> (product: String, alias: String, display: String) {
+        guard let device = try await DeviceStore(database).find(did) else { return ("", "", did) }
         let product = try await ProductStore(database).find(device.productKey)
         let alias = try await BindingStore(database).binding(uid, did: did)?.alias ?? ""
-        return (product?.name ?? "", alias)
+        return (product?.name ?? "", alias, alias.isEmpty ? (product?.name ?? did) : alias)
     }
 
     /// `alice` → `a***e`, `alice@example.com` → `a***e@example.com`: enough to recognise, not to harvest.

@@ -34,6 +34,8 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     case userPublish(did: String, topic: String, payloadHex: String, qos: Int)
     /// A firmware upgrade was offered or moved on, for the apps subscribed to its device.
     case upgrade(FirmwareUpgradeBody)
+    /// A new entry of a user's message centre, for that user's sessions.
+    case message(uid: String, MessageBody)
     /// A user's sessions changed (logout, refresh, password change, revoked session, account
     /// disabled): live sessions of that user check their token again.
     case credentialsChanged(uid: String)
@@ -51,7 +53,7 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
             return update.did
         case .upgrade(let upgrade):
             return upgrade.did
-        case .credentialsChanged:
+        case .credentialsChanged, .message:
             return ""
         }
     }
@@ -91,6 +93,17 @@ public struct RRPCRequestEvent: Codable, Sendable, Hashable {
         self.topic = topic
         self.payloadHex = payloadHex
         self.deadlineMs = deadlineMs
+    }
+}
+
+/// Messages travel between nodes as the JSON apps see.
+extension MessageBody: @retroactive Codable {
+    public init(from decoder: any Decoder) throws {
+        try self.init(json: try JSONValue(from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try json.encode(to: encoder)
     }
 }
 

@@ -63,6 +63,8 @@ final class RealtimeHub: Sendable {
                 frame = .userTopic(M2MUserTopic(did: did, topic: topic, payload: [UInt8](tetherHex: hex) ?? [], timestamp: atMs))
             case .upgrade(let upgrade):
                 frame = .upgrade(upgrade)
+            case .message(let uid, let message):
+                for session in targets where session.uid == uid { session.send(.message(message)) }
             case .deliver, .rrpcRequest, .rrpcAnswer, .shadowDesired, .userPublish:
                 break
             }

@@ -21,7 +21,7 @@ public enum Migrations {
         Migration(version: 9, name: "firmware upgrades", statements: Schema.version9),
         Migration(version: 10, name: "gateway topology", statements: Schema.version10),
         Migration(version: 11, name: "data forwarding", statements: Schema.version11),
-        Migration(version: 12, name: "sharing", statements: Schema.version12),
+        Migration(version: 12, name: "sharing and the message centre", statements: Schema.version12),
     ]
 
     /// The newest schema version this build knows.

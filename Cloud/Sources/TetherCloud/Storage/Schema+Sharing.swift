@@ -1,6 +1,7 @@
 extension Schema {
     /// Sharing (`gizwits-openapi.md` §2.5): invitations to a user or by QR code (only the code's
-    /// hash is kept), and a binding's end for guests whose invitation limited their time.
+    /// hash is kept), a binding's end for guests whose invitation limited their time, and the
+    /// message centre (§2.2).
     static func version12(_ dialect: SQLDialect) -> [String] {
         let serial = dialect == .postgres ? "BIGSERIAL PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT"
         return [
@@ -14,6 +15,12 @@ extension Schema {
             "CREATE INDEX sharing_owner ON sharing_invitations (owner_uid, id)",
             "CREATE INDEX sharing_guest ON sharing_invitations (guest_uid, id)",
             "ALTER TABLE bindings ADD COLUMN expires_at BIGINT",
+            """
+            CREATE TABLE messages (
+                id \(serial), uid TEXT NOT NULL, type BIGINT NOT NULL, status BIGINT NOT NULL DEFAULT 0, content TEXT NOT NULL,
+                data TEXT NOT NULL DEFAULT '{}', created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX messages_uid ON messages (uid, id)",
         ]
     }
 }

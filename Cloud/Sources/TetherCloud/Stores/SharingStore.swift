@@ -125,6 +125,12 @@ struct SharingStore: Sendable {
         ).map { row throws(StorageError) in try SharingRecord(row: row) }
     }
 
+    /// The alias one party gives the other: the owner names the guest (`guest_alias`), the guest the owner.
+    func setAlias(_ id: Int64, ofGuest: Bool, _ alias: String, now: Int64) async throws(StorageError) {
+        try await executor.query(
+            "UPDATE sharing_invitations SET \(ofGuest ? "guest_alias" : "owner_alias") = $2, updated_at = $3 WHERE id = $1", .int(id), .text(alias), .int(now))
+    }
+
     /// Limits a binding to `expiresAt` (Unix seconds).
     func limitBinding(uid: String, did: String, expiresAt: Int64) async throws(StorageError) {
         try await executor.query("UPDATE bindings SET expires_at = $3 WHERE uid = $1 AND did = $2", .text(uid), .text(did), .int(expiresAt))
