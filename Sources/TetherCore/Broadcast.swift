@@ -10,10 +10,20 @@ public final class Broadcast<Element: Sendable>: Sendable {
         var finished = false
     }
 
-    private struct Subscriber {
-        var continuation: AsyncStream<Element>.Continuation
+    private final class Subscriber: Sendable {
+        let continuation: AsyncStream<Element>.Continuation
         /// What this subscriber sees of an element; nil: nothing.
-        var transform: @Sendable (Element) -> Element?
+        let transform: @Sendable (Element) -> Element?
+        /// Set when its consumer stopped: it leaves the list at the next delivery. (Its
+        /// termination must not take the broadcast's lock: a task being cancelled runs it while
+        /// holding that task's own lock, which a delivery under the broadcast's lock may need to
+        /// resume the task — each thread would wait for the other.)
+        let terminated = Atomic<Bool>(false)
+
+        init(continuation: AsyncStream<Element>.Continuation, transform: @escaping @Sendable (Element) -> Element?) {
+            self.continuation = continuation
+            self.transform = transform
+        }
 
         func deliver(_ element: Element) {
             if let seen = transform(element) { continuation.yield(seen) }
@@ -45,35 +55,41 @@ public final class Broadcast<Element: Sendable>: Sendable {
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(bufferSize ?? self.bufferSize))
         for element in prefix { continuation.yield(element) }
-        let id: Int? = state.withLock { state in
-            guard !state.finished else { return nil }
-            let id = state.nextID
+        let subscriber = Subscriber(continuation: continuation, transform: transform)
+        let subscribed: Bool = state.withLock { state in
+            guard !state.finished else { return false }
+            state.subscribers[state.nextID] = subscriber
             state.nextID += 1
-            state.subscribers[id] = Subscriber(continuation: continuation, transform: transform)
-            return id
+            return true
         }
-        guard let id else {
+        guard subscribed else {
             continuation.finish()
             onTermination()
             return stream
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        continuation.onTermination = { _ in
+            subscriber.terminated.store(true, ordering: .releasing)
             onTermination()
         }
         return stream
     }
 
-    /// Delivers under the lock (a continuation's `yield` never blocks), so that elements yielded
-    /// concurrently reach every subscriber in the same order.
+    /// Delivers under the lock, so that elements yielded concurrently reach every subscriber in
+    /// the same order; subscribers whose consumer stopped leave here.
     public func yield(_ element: Element) {
         state.withLock { state in
-            for subscriber in state.subscribers.values { subscriber.deliver(element) }
+            for (id, subscriber) in state.subscribers {
+                if subscriber.terminated.load(ordering: .acquiring) {
+                    state.subscribers[id] = nil
+                } else {
+                    subscriber.deliver(element)
+                }
+            }
         }
     }
 
     /// How many streams are subscribed now; streams leave when their consumer stops iterating.
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    public var subscriberCount: Int { state.withLock { $0.subscribers.values.filter { !$0.terminated.load(ordering: .acquiring) }.count } }
 
     /// Ends every stream; later subscribers get an empty stream.
     public func finish() {
