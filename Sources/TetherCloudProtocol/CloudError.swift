@@ -63,6 +63,7 @@ extension CloudError {
     public static let onlyOwnerCanBind = CloudError(code: 9092, message: "only owner can bind")
     public static let onlyOwnerCanOperate = CloudError(code: 9093, httpStatus: 403, message: "only owner can operate")
     public static let sharingAlreadyCancelled = CloudError(code: 9094, message: "sharing already cancelled")
+    public static let ownerCannotUnbindSelf = CloudError(code: 9095, message: "owner cannot unbind self")
     public static let onlyGuestCanCheckQRCode = CloudError(code: 9096, httpStatus: 403, message: "only guest can check QR code")
     public static let messageAlreadyDeleted = CloudError(code: 9098, message: "message already deleted")
     public static let onlySelfCanModifyAlias = CloudError(code: 9100, httpStatus: 403, message: "only self can modify alias")
@@ -95,7 +96,8 @@ extension CloudError {
         .deviceDisabled, .attrInvalid, .userInvalid, .sendSMSFailed, .applicationAuthInvalid, .requestThrottled,
         .deviceOffline, .timestampInvalid, .signatureInvalid, .emailNotActivated, .cannotShareToSelf, .onlyOwnerCanShare, .guestNotFound, .guestAlreadyBound,
         .sharingNotFound, .sharingWaitingForAccept, .sharingExpired, .sharingCompleted, .onlyOwnerCanBind, .onlyOwnerCanOperate, .sharingAlreadyCancelled,
-        .onlyGuestCanCheckQRCode, .messageNotFound, .messageAlreadyDeleted, .onlySelfCanModifyAlias, .onlyReceiverCanMarkMessage, .deviceTimeout,
+        .ownerCannotUnbindSelf, .onlyGuestCanCheckQRCode, .messageNotFound, .messageAlreadyDeleted, .onlySelfCanModifyAlias, .onlyReceiverCanMarkMessage,
+        .deviceTimeout,
         .shadowVersionConflict,
         .downloadURLInvalid, .upgradeNotAllowed, .upgradeInProgress,
         .notFound,

@@ -193,12 +193,39 @@ struct SharingMessageTests {
             #expect(try await cloud.call(.put, "/app/sharing/\(invitation.id)/alias?user_alias=Me", token: stranger.token).errorCode == 9100)
             #expect(try await SharingTests.list(cloud, token: owner.token, sent: true).first?.userAlias == "Grandma")
 
+            // The owner lists its guests; nobody else may.
+            let guests = try await cloud.call(.get, "/app/\(device.did)/bindings", token: owner.token)
+            #expect(guests.json?.arrayValue?.compactMap { $0["uid"]?.stringValue } == [guest.uid], "\(guests.text)")
+            #expect(guests.json?.arrayValue?.first?["username"]?.stringValue?.contains("***") == true)
+            #expect(try await cloud.call(.get, "/app/\(device.did)/bindings", token: guest.token).errorCode == 9093)
+            #expect(try await cloud.call(.delete, "/app/\(device.did)/bindings?uid=\(owner.uid)", token: owner.token).errorCode == 9095)
+            #expect(try await cloud.call(.delete, "/app/\(device.did)/bindings?uid=\(stranger.uid)", token: owner.token).errorCode == 9082)
+
             // Transfer: only the owner, only to a guest.
             #expect(try await cloud.call(.post, "/app/sharing/\(device.did)/transfer?uid=\(owner.uid)", token: guest.token).errorCode == 9093)
             #expect(try await cloud.call(.post, "/app/sharing/\(device.did)/transfer?uid=\(stranger.uid)", token: owner.token).errorCode == 9082)
             #expect(try await cloud.call(.post, "/app/sharing/\(device.did)/transfer?uid=\(guest.uid)", token: owner.token).status == .ok)
             #expect(try await SharingTests.roles(cloud, device.did) == [guest.uid: .owner])
             #expect(try await Self.messages(cloud, token: guest.token).first?.data["event"] == "transferred")
+        }
+    }
+
+    @Test("the owner removes a guest: unbound at once, the invitation closed, a message left")
+    func removeGuest() async throws {
+        try await CloudHarness.run(.sqlite) { cloud in
+            let device = try await DeviceFixtures.registeredDevice(cloud, sharing: true)
+            let owner = try await cloud.register("owner\(UInt32.random(in: 0...UInt32.max))")
+            #expect(try await DeviceFixtures.bind(cloud, device, token: owner.token)["success"] == [.string(device.did)])
+            let guest = try await cloud.register("guest\(UInt32.random(in: 0...UInt32.max))")
+            let invitation = try SharingCreatedBody(
+                json: try #require(
+                    try await SharingTests.share(cloud, token: owner.token, SharingCreateBody(kind: .user, did: device.did, receiver: .uid(guest.uid))).json))
+            #expect(try await cloud.call(.put, "/app/sharing/\(invitation.id)?status=1", token: guest.token).status == .ok)
+            #expect(try await cloud.call(.delete, "/app/\(device.did)/bindings?uid=\(guest.uid)", token: guest.token).errorCode == 9093)
+            #expect(try await cloud.call(.delete, "/app/\(device.did)/bindings?uid=\(guest.uid)", token: owner.token).status == .ok)
+            #expect(try await SharingTests.roles(cloud, device.did) == [owner.uid: .owner])
+            #expect(try await SharingTests.list(cloud, token: owner.token, sent: true).first?.status == .cancelled)
+            #expect(try await Self.messages(cloud, token: guest.token).first?.data["event"] == "revoked")
         }
     }
 

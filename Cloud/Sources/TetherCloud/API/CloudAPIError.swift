@@ -85,6 +85,7 @@ extension CloudAPIError {
     public static func sharingCompleted(detail: String = "") -> Self { .init(.sharingCompleted, detail: detail) }
     public static func onlyOwnerCanOperate(detail: String = "") -> Self { .init(.onlyOwnerCanOperate, detail: detail) }
     public static func sharingAlreadyCancelled(detail: String = "") -> Self { .init(.sharingAlreadyCancelled, detail: detail) }
+    public static func ownerCannotUnbindSelf(detail: String = "") -> Self { .init(.ownerCannotUnbindSelf, detail: detail) }
     public static func onlyGuestCanCheckQRCode(detail: String = "") -> Self { .init(.onlyGuestCanCheckQRCode, detail: detail) }
     public static func messageNotFound(detail: String = "") -> Self { .init(.messageNotFound, detail: detail) }
     public static func messageAlreadyDeleted(detail: String = "") -> Self { .init(.messageAlreadyDeleted, detail: detail) }

@@ -197,6 +197,35 @@ struct MessageRoutes<Context: RequestContext> {
         }
         router.on(
             .init(
+                method: .get, path: "/app/{did}/bindings", summary: "The owner lists the device's guests (masked); others get 9093",
+                tag: "sharing", security: .appAndUser,
+                success: .ok(
+                    JSONSchema.array(
+                        JSONSchema.object(
+                            [
+                                "uid": JSONSchema.string, "username": JSONSchema.string, "phone": JSONSchema.string, "email": JSONSchema.string,
+                                "created_at": JSONSchema.integer,
+                            ], required: ["uid", "username", "phone", "email", "created_at"])))
+            )
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            return Response.json(try await sharing.guests(user, did: try context.pathParameter("did")))
+        }
+        router.on(
+            .init(
+                method: .delete, path: "/app/{did}/bindings", summary: "The owner removes a guest (uid; not itself: 9095), as a revocation does",
+                tag: "sharing", security: .appAndUser, parameters: [.query("uid", JSONSchema.string, required: true)], success: .ok(JSONSchema.object([:]))
+            )
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            guard let uid = request.uri.queryParameters["uid"].map(String.init), !uid.isEmpty else {
+                throw CloudAPIError.formInvalid(detail: "uid is required")
+            }
+            try await sharing.removeGuest(user, did: try context.pathParameter("did"), uid: uid)
+            return Response.json(.object([:]))
+        }
+        router.on(
+            .init(
                 method: .put, path: "/app/sharing/{id}/alias", summary: "The name one party of an invitation gives the other (owner or guest only: 9100)",
                 tag: "sharing", security: .appAndUser, parameters: [.query("user_alias", JSONSchema.string, required: true)],
                 success: .ok(JSONSchema.object([:]))

@@ -210,6 +210,45 @@ struct SharingService: Sendable {
         try await SharingStore(database).setAlias(id, ofGuest: user.uid == record.ownerUID, alias, now: Clock.unixNow())
     }
 
+    /// `GET /app/{did}/bindings`: the owner lists the device's guests, masked.
+    func guests(_ user: AuthenticatedUser, did: String) async throws -> JSONValue {
+        try await requireOwner(user, did: did)
+        var list: [JSONValue] = []
+        for guest in try await BindingStore(database).guests(of: did) {
+            let profile = try await UserStore(database).profile(uid: guest.uid)
+            list.append([
+                "uid": .string(guest.uid), "username": .string(Self.mask(profile?.username ?? "")), "phone": .string(Self.mask(profile?.phone ?? "")),
+                "email": .string(Self.mask(profile?.email ?? "")), "created_at": .int(guest.boundAt),
+            ])
+        }
+        return .array(list)
+    }
+
+    /// `DELETE /app/{did}/bindings?uid=`: the owner removes a guest (not itself: 9095), as a
+    /// revocation does.
+    func removeGuest(_ user: AuthenticatedUser, did: String, uid: String) async throws {
+        try await requireOwner(user, did: did)
+        guard uid != user.uid else { throw CloudAPIError.ownerCannotUnbindSelf() }
+        let removed = try await database.transaction { transaction -> Bool in
+            guard try await BindingStore(transaction).roles(of: did).contains(where: { $0.uid == uid && $0.role == .guest }) else { return false }
+            _ = try await BindingStore(transaction).delete(uid, did: did)
+            try await transaction.query(
+                "UPDATE sharing_invitations SET status = 3, updated_at = $3 WHERE did = $1 AND guest_uid = $2 AND status = 1", .text(did), .text(uid),
+                .int(Clock.unixNow()))
+            return true
+        }
+        guard removed else { throw CloudAPIError.guestNotFound(detail: "\(uid) is not a guest of \(did)") }
+        try await ended(guest: uid, did: did)
+        let device = try await deviceNames(did, aliasOf: user.uid).display
+        try await messages.post(to: uid, content: "Your access to \(device) was revoked", data: ["event": "revoked", "did": .string(did)])
+    }
+
+    private func requireOwner(_ user: AuthenticatedUser, did: String) async throws {
+        guard try await BindingStore(database).roles(of: did).contains(where: { $0.uid == user.uid && $0.role == .owner }) else {
+            throw CloudAPIError.onlyOwnerCanOperate()
+        }
+    }
+
     /// `POST /app/sharing/{did}/transfer?uid=`: the owner hands the device to one of its guests
     /// and is unbound; the other guests stay, as the new owner's.
     func transfer(_ user: AuthenticatedUser, did: String, to uid: String) async throws {

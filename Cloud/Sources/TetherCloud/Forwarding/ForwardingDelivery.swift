@@ -27,6 +27,8 @@ struct ForwardingDelivery: Service {
                     let delivered = try await deliverDue()
                     if delivered < Self.batch { try? await Task.sleep(for: pollInterval) }
                 } catch {
+                    // Shutting down: the query was cancelled, nothing failed.
+                    guard !Task.isCancelled else { return }
                     logger.warning("forwarding failed", metadata: ["error": "\(error)"])
                     try? await Task.sleep(for: .seconds(2))
                 }

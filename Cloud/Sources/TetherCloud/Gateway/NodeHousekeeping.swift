@@ -32,6 +32,8 @@ struct NodeHousekeeping: Sendable {
                     try await endExpiredBindings()
                 }
             } catch {
+                // Shutting down: the query was cancelled, nothing failed.
+                guard !Task.isCancelled else { return }
                 logger.warning("gateway housekeeping failed", metadata: ["error": "\(error)"])
             }
             tick += 1

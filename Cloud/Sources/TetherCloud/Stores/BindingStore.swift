@@ -17,6 +17,13 @@ struct BindingStore: Sendable {
         try await executor.first("SELECT 1 AS bound FROM bindings WHERE uid = $1 AND did = $2", .text(uid), .text(did)) != nil
     }
 
+    /// The guests of `did` and when each was bound (Unix seconds), oldest first.
+    func guests(of did: String) async throws(StorageError) -> [(uid: String, boundAt: Int64)] {
+        try await executor.query("SELECT uid, created_at FROM bindings WHERE did = $1 AND role = 'guest' ORDER BY id", .text(did)).map {
+            row throws(StorageError) in (try row.text("uid"), try row.int("created_at"))
+        }
+    }
+
     /// Everyone bound to `did`, oldest binding first.
     func roles(of did: String) async throws(StorageError) -> [(uid: String, role: BindingRole)] {
         try await executor.query("SELECT uid, role FROM bindings WHERE did = $1 ORDER BY id", .text(did)).map { row throws(StorageError) in
