@@ -1,5 +1,6 @@
 import HTTPTypes
 import Tether
+import TetherAlink
 import Testing
 import TetherCloudProtocol
 import TetherCore
@@ -150,8 +151,9 @@ struct SharingTests {
 /// The message centre, aliases, transfer, the WebSocket push, and the SDK's sharing calls.
 @Suite("Sharing: messages, aliases, transfer, the SDK", .timeLimit(.minutes(2)))
 struct SharingMessageTests {
-    static func messages(_ cloud: CloudHarness, token: String) async throws -> [MessageBody] {
-        try (try await cloud.call(.get, "/app/messages?type=1", token: token)["objects"]?.arrayValue ?? []).map { try MessageBody(json: $0) }
+    static func messages(_ cloud: CloudHarness, token: String, type: Int? = 1) async throws -> [MessageBody] {
+        let filter = type.map { "?type=\($0)" } ?? ""
+        return try (try await cloud.call(.get, "/app/messages\(filter)", token: token)["objects"]?.arrayValue ?? []).map { try MessageBody(json: $0) }
     }
 
     @Test("each party gets a message for each step, pushed on the WebSocket; only the receiver marks it; aliases; ownership handed on",
@@ -268,6 +270,32 @@ struct SharingMessageTests {
                     #expect(try await guest.sharing.messages().map { $0.data["event"] }.contains("revoked"))
                 }
             }
+        }
+    }
+}
+
+@Suite("Messages about devices, for the users who ask", .timeLimit(.minutes(2)))
+struct DeviceNoticeTests {
+    @Test("alert events and going offline become messages for the users who asked, and nobody else", arguments: TestEngine.allCases)
+    func notices(engine: TestEngine) async throws {
+        try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
+            let (_, device, watcher) = try await GatewayFixtures.boundLamp(cloud)
+            let quiet = try await GatewayFixtures.user(cloud, boundTo: [device])
+            let stranger = try await cloud.register("stranger\(UInt32.random(in: 0...UInt32.max))")
+            let set = try await cloud.call(.put, "/app/devices/\(device.did)/notices", token: watcher.token, json: ["kinds": ["offline", "alert", "alert"]])
+            #expect(set.json?["kinds"] == ["alert", "offline"], "\(set.text)")
+            #expect(try await cloud.call(.put, "/app/devices/\(device.did)/notices", token: stranger.token, json: ["kinds": ["alert"]]).errorCode == 9017)
+            #expect(try await cloud.call(.put, "/app/devices/\(device.did)/notices", token: watcher.token, json: ["kinds": ["weather"]]).errorCode == 9015)
+            try await GatewayFixtures.withDevice(cloud, device) { client async throws in
+                #expect(try await client.postEvent("Overheat", value: ["Temperature": 91]).isSuccess)
+            }
+            try await GatewayFixtures.waitUntil("the watcher has both messages") {
+                let kinds = try await SharingMessageTests.messages(cloud, token: watcher.token, type: nil).map(\.type)
+                return Set(kinds) == [DeviceNotices.alertType, DeviceNotices.offlineType]
+            }
+            let alert = try #require(try await SharingMessageTests.messages(cloud, token: watcher.token, type: nil).first { $0.type == DeviceNotices.alertType })
+            #expect(alert.data["identifier"] == "Overheat" && alert.data["did"] == .string(device.did) && alert.content.contains("Overheat"))
+            #expect(try await SharingMessageTests.messages(cloud, token: quiet.token, type: nil).isEmpty)
         }
     }
 }

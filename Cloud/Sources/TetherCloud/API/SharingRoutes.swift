@@ -149,10 +149,11 @@ struct MessageRoutes<Context: RequestContext> {
     func register(on router: DocumentedRouter<Context>) {
         router.on(
             .init(
-                method: .get, path: "/app/messages", summary: "The user's messages, newest first (type 1: sharing); deleted ones are not listed",
+                method: .get, path: "/app/messages",
+                summary: "The user's messages, newest first (type 1: sharing; Tether: 2 alerts, 3 faults, 4 offline); deleted ones are not listed",
                 tag: "messages", security: .appAndUser,
                 parameters: [
-                    .query("type", JSONSchema.integer(minimum: 1, maximum: 1)), .query("limit", JSONSchema.integer(minimum: 1, maximum: 100)),
+                    .query("type", JSONSchema.integer(minimum: 1, maximum: 4)), .query("limit", JSONSchema.integer(minimum: 1, maximum: 100)),
                     .query("skip", JSONSchema.integer(minimum: 0)),
                 ],
                 success: .ok(
@@ -174,11 +175,35 @@ struct MessageRoutes<Context: RequestContext> {
             let type = query["type"].flatMap { Int64(String($0)) }
             let limit = query["limit"].flatMap { Int64(String($0)) } ?? 20
             let skip = query["skip"].flatMap { Int64(String($0)) } ?? 0
-            guard (1...100).contains(limit), skip >= 0, type == nil || type == 1 else {
-                throw CloudAPIError.formInvalid(detail: "type is 1, limit 1 to 100, skip at least 0")
+            guard (1...100).contains(limit), skip >= 0, type.map({ (1...4).contains($0) }) ?? true else {
+                throw CloudAPIError.formInvalid(detail: "type is 1 (sharing), 2 (alerts), 3 (faults) or 4 (offline); limit 1 to 100, skip at least 0")
             }
             let (list, total) = try await messages.list(user, type: type, limit: limit, skip: skip)
             return Response.json(["meta": ["total": .int(total), "limit": .int(limit), "skip": .int(skip)], "objects": .array(list.map(\.json))])
+        }
+        router.on(
+            .init(
+                method: .put, path: "/app/devices/{did}/notices",
+                summary: "Tether: which of the device's happenings the user wants as messages: {kinds: [alert, error, offline]} ([] for none)",
+                tag: "messages", security: .appAndUser,
+                body: JSONSchema.object(["kinds": JSONSchema.array(JSONSchema.string)], required: ["kinds"]),
+                success: .ok(JSONSchema.object(["kinds": JSONSchema.array(JSONSchema.string)], required: ["kinds"]))
+            )
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            let body = try await RequestForm.decode(
+                request,
+                as: { json throws(CloudBodyError) in
+                    guard let kinds = json["kinds"]?.arrayValue, kinds.count <= 3 else {
+                        throw CloudBodyError(field: "kinds", "is an array of at most 3 names")
+                    }
+                    return try kinds.map { kind throws(CloudBodyError) in
+                        guard let name = kind.stringValue else { throw CloudBodyError(field: "kinds", "holds names") }
+                        return name
+                    }
+                })
+            let kinds = try await messages.setNotices(user, did: try context.pathParameter("did"), kinds: body)
+            return Response.json(["kinds": .array(kinds.map(JSONValue.string))])
         }
         router.on(
             .init(

@@ -20,6 +20,17 @@ struct MessageCentre: Sendable {
         try await MessageStore(database).list(uid: user.uid, type: type, limit: limit, skip: skip)
     }
 
+    /// `PUT /app/devices/{did}/notices` (Tether): what the user wants to hear of a device they are
+    /// bound to: `alert` and `error` events, `offline`.
+    func setNotices(_ user: AuthenticatedUser, did: String, kinds: [String]) async throws -> [String] {
+        guard kinds.allSatisfy(DeviceNotices.kinds.contains) else {
+            throw CloudAPIError.formInvalid(detail: "kinds are alert, error and offline")
+        }
+        let unique = Array(Set(kinds)).sorted()
+        guard try await BindingStore(database).setNotify(user.uid, did: did, unique) else { throw CloudAPIError.deviceNotBound() }
+        return unique
+    }
+
     /// `PUT /app/messages/{id}?status=1|2`.
     func mark(_ user: AuthenticatedUser, id: Int64, status: MessageBody.Status) async throws {
         guard status != .unread else { throw CloudAPIError.formInvalid(detail: "status is 1 (read) or 2 (delete)") }

@@ -218,6 +218,7 @@ extension DeviceGateway {
             throw error
         }
         await bus.publish(.event(did: did, identifier: identifier, kind: event.type.rawValue, values: values, atMs: now))
+        await notices.event(did: did, identifier: identifier, type: event.type.rawValue, values: values)
         await forwarding.forward([
             ForwardedMessage(
                 kind: .event, productKey: productKey, deviceName: topic.device.deviceName, did: did, topic: topic.name,

@@ -32,6 +32,7 @@ public final class DeviceGateway: Service, Sendable {
     let connections: DeviceConnections
     let topology: DeviceTopologyLink
     let forwarding: DataForwarding
+    let notices: DeviceNotices
     let presence: DevicePresence
     let registration: DeviceSelfRegistration
     let housekeeping: NodeHousekeeping
@@ -63,6 +64,8 @@ public final class DeviceGateway: Service, Sendable {
         self.subDevices = subDevices
         let forwarding = DataForwarding(database: database, logger: logger)
         self.forwarding = forwarding
+        let notices = DeviceNotices(database: database, bus: bus, logger: logger)
+        self.notices = notices
         let authenticator = DeviceAuthenticator(database: database, configuration: configuration, logger: logger)
         var brokerConfiguration = MQTTBrokerConfiguration()
         brokerConfiguration.maximumQoS = .atLeastOnce
@@ -90,7 +93,7 @@ public final class DeviceGateway: Service, Sendable {
         shadows = DeviceShadowLink(broker: broker, connections: connections, documents: ShadowDocuments(database: database), logger: logger)
         presence = DevicePresence(
             nodeID: configuration.nodeID, broker: broker, database: database, history: history, catalogue: catalogue,
-            delivery: delivery, bus: bus, subDevices: subDevices, forwarding: forwarding, logger: logger
+            delivery: delivery, bus: bus, subDevices: subDevices, forwarding: forwarding, notices: notices, logger: logger
         )
         topology = DeviceTopologyLink(
             database: database, sessions: subDevices, presence: presence, timestampSkew: configuration.timestampSkew, logger: logger)

@@ -15,14 +15,16 @@ final class DevicePresence: Sendable {
     let bus: any ClusterBus
     let subDevices: SubDeviceSessions
     let forwarding: DataForwarding
+    let notices: DeviceNotices
     let logger: Logger
     /// When each device connected to this node, for telling stale cluster events from new ones.
     private let localConnections = Mutex<[String: Int64]>([:])
 
     init(
         nodeID: String, broker: MQTTBroker, database: any SQLDatabase, history: DeviceHistory, catalogue: DeviceCatalogue, delivery: CommandDelivery,
-        bus: any ClusterBus, subDevices: SubDeviceSessions, forwarding: DataForwarding, logger: Logger
+        bus: any ClusterBus, subDevices: SubDeviceSessions, forwarding: DataForwarding, notices: DeviceNotices, logger: Logger
     ) {
+        self.notices = notices
         self.forwarding = forwarding
         self.subDevices = subDevices
         self.nodeID = nodeID
@@ -79,6 +81,7 @@ final class DevicePresence: Sendable {
         try await history.log(did: did, kind: .offline, atMs: atMs, body: .object(["reason": .string(why ?? reason?.rawValue ?? "")]))
         await bus.publish(.presence(did: did, online: false, node: nodeID, atMs: atMs))
         await forwardPresence(did: did, online: false, atMs: atMs)
+        await notices.offline(did: did)
         logger.debug("device offline", metadata: ["did": "\(did)", "reason": "\(reason?.rawValue ?? "")"])
     }
 

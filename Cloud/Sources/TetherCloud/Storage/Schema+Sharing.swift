@@ -21,6 +21,8 @@ extension Schema {
                 data TEXT NOT NULL DEFAULT '{}', created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL)
             """,
             "CREATE INDEX messages_uid ON messages (uid, id)",
+            // What a user wants in the message centre about a device: alert, error, offline.
+            "ALTER TABLE bindings ADD COLUMN notify TEXT NOT NULL DEFAULT ''",
         ]
     }
 }

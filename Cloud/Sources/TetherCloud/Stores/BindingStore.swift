@@ -17,6 +17,22 @@ struct BindingStore: Sendable {
         try await executor.first("SELECT 1 AS bound FROM bindings WHERE uid = $1 AND did = $2", .text(uid), .text(did)) != nil
     }
 
+    /// The users bound to `did` who asked for messages about `what` (`alert`, `error`, `offline`).
+    func notified(of did: String, about what: String) async throws(StorageError) -> [String] {
+        var users: [String] = []
+        for row in try await executor.query("SELECT uid, notify FROM bindings WHERE did = $1 AND notify <> ''", .text(did)) {
+            if try row.text("notify").split(separator: ",").contains(Substring(what)) { users.append(try row.text("uid")) }
+        }
+        return users
+    }
+
+    /// What `uid` wants in the message centre about `did`.
+    func setNotify(_ uid: String, did: String, _ kinds: [String]) async throws(StorageError) -> Bool {
+        try await executor.first(
+            "UPDATE bindings SET notify = $3 WHERE uid = $1 AND did = $2 RETURNING uid", .text(uid), .text(did), .text(kinds.sorted().joined(separator: ",")))
+            != nil
+    }
+
     /// The guests of `did` and when each was bound (Unix seconds), oldest first.
     func guests(of did: String) async throws(StorageError) -> [(uid: String, boundAt: Int64)] {
         try await executor.query("SELECT uid, created_at FROM bindings WHERE did = $1 AND role = 'guest' ORDER BY id", .text(did)).map {
