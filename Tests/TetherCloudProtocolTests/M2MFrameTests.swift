@@ -76,6 +76,10 @@ struct M2MFrameTests {
         (#"{"cmd":"subscribe_req","data":[{}]}"#, .missingField, "did"),
         (#"{"cmd":"c2s_read","req_sn":1,"data":{"did":"d","names":"all"}}"#, .wrongType, "names"),
         (#"{"cmd":"s2c_invalid_msg","data":{"msg":"no code"}}"#, .missingField, "error_code"),
+        (#"{"cmd":"s2c_upgrade","data":{"command_id":1,"did":"d","state":"sent","firmware_id":2,"version":"2","module":"m","step":101}}"#, .wrongType, "step"),
+        (#"{"cmd":"s2c_upgrade","data":{"did":"d"}}"#, .wrongType, "command_id"),
+        (#"{"cmd":"s2c_message","data":{"id":1,"type":1,"status":7,"content":"c"}}"#, .wrongType, "status"),
+        (#"{"cmd":"s2c_message","data":7}"#, .wrongType, "data"),
     ])
     func malformed(text: String, kind: M2MFrameError.Kind, names: String) {
         do {

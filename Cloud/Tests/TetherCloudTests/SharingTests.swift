@@ -76,6 +76,10 @@ struct SharingTests {
             #expect(failed?.state == .failed && failed?.message == "the user's access to the device ended")
             #expect(try await cloud.call(.delete, "/app/sharing/\(invitation.id)", token: owner.token).errorCode == 9094)
             #expect(try await Self.list(cloud, token: owner.token, sent: true, query: "&status=3").map(\.id) == [invitation.id])
+            // The page's meta counts every match, not only the page.
+            let beyond = try await cloud.call(.get, "/app/sharing?sharing_type=0&limit=1&skip=5", token: owner.token)
+            #expect(beyond["meta"]?["total"] == 1 && beyond["objects"]?.arrayValue?.isEmpty == true, "\(beyond.text)")
+            #expect(try await cloud.call(.get, "/app/sharing?sharing_type=0&limit=500", token: owner.token).errorCode == 9015)
         }
     }
 

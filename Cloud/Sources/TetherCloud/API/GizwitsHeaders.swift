@@ -24,11 +24,22 @@ extension Request {
 
     /// A non-negative integer query parameter, `defaultValue` when absent.
     func integerQuery(_ name: String, default defaultValue: Int64, range: ClosedRange<Int64>) throws(CloudAPIError) -> Int64 {
-        guard let text = query(name), !text.isEmpty else { return defaultValue }
+        try optionalIntegerQuery(name, range: range) ?? defaultValue
+    }
+
+    /// An integer query parameter in `range`, nil when absent.
+    func optionalIntegerQuery(_ name: String, range: ClosedRange<Int64>) throws(CloudAPIError) -> Int64? {
+        guard let text = query(name), !text.isEmpty else { return nil }
         guard let value = Int64(text), range.contains(value) else {
             throw .formInvalid(detail: "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
+    }
+
+    /// A query parameter that must be there.
+    func requiredQuery(_ name: String) throws(CloudAPIError) -> String {
+        guard let text = query(name), !text.isEmpty else { throw .formInvalid(detail: "\(name) is required") }
+        return text
     }
 }
 

@@ -2,7 +2,8 @@ import Hummingbird
 import TetherCloudProtocol
 import TetherCore
 
-/// Sharing (`gizwits-openapi.md` §2.5): `/app/sharing…`.
+/// Sharing (`gizwits-openapi.md` §2.5): `/app/sharing…`, and the owner's list of guests
+/// (`/app/{did}/bindings`, §2.3).
 struct SharingRoutes<Context: RequestContext> {
     let accounts: AccountService
     let sharing: SharingService
@@ -61,24 +62,16 @@ struct SharingRoutes<Context: RequestContext> {
             )
         ) { request, _ in
             let user = try await accounts.authenticate(request)
-            let query = request.uri.queryParameters
-            guard let kind = query["sharing_type"].flatMap({ Int(String($0)) }), kind == 0 || kind == 1 else {
+            guard let kind = try request.optionalIntegerQuery("sharing_type", range: 0...1) else {
                 throw CloudAPIError.formInvalid(detail: "sharing_type is 0 (sent) or 1 (received)")
             }
-            var status: SharingEntryBody.Status?
-            if let text = query["status"] {
-                guard let value = Int64(String(text)).flatMap(SharingEntryBody.Status.init(rawValue:)) else {
-                    throw CloudAPIError.formInvalid(detail: "status is 0 to 3")
-                }
-                status = value
-            }
-            let limit = query["limit"].flatMap { Int64(String($0)) } ?? 20
-            let skip = query["skip"].flatMap { Int64(String($0)) } ?? 0
-            guard (1...100).contains(limit), skip >= 0 else { throw CloudAPIError.formInvalid(detail: "limit is 1 to 100 and skip at least 0") }
-            let entries = try await sharing.list(
-                user, sent: kind == 0, status: status, did: query["did"].map(String.init), limit: limit, skip: skip)
+            let status = try request.optionalIntegerQuery("status", range: 0...3).flatMap(SharingEntryBody.Status.init(rawValue:))
+            let limit = try request.integerQuery("limit", default: 20, range: 1...100)
+            let skip = try request.integerQuery("skip", default: 0, range: 0...1_000_000)
+            let did = request.query("did")
+            let page = try await sharing.list(user, sent: kind == 0, status: status, did: did, limit: limit, skip: skip)
             return Response.json([
-                "meta": ["total": .int(Int64(entries.count)), "limit": .int(limit), "skip": .int(skip)], "objects": .array(entries.map(\.json)),
+                "meta": ["total": .int(page.total), "limit": .int(limit), "skip": .int(skip)], "objects": .array(page.entries.map(\.json)),
             ])
         }
         router.on(
@@ -102,7 +95,7 @@ struct SharingRoutes<Context: RequestContext> {
         ) { request, context in
             let user = try await accounts.authenticate(request)
             let id = try Self.id(context)
-            guard let status = request.uri.queryParameters["status"].flatMap({ Int(String($0)) }), status == 1 || status == 2 else {
+            guard let status = try request.optionalIntegerQuery("status", range: 1...2) else {
                 throw CloudAPIError.formInvalid(detail: "status is 1 (accept) or 2 (refuse)")
             }
             try await sharing.answer(user, id: id, accept: status == 1)
@@ -131,95 +124,6 @@ struct SharingRoutes<Context: RequestContext> {
             try await sharing.accept(user, code: try context.pathParameter("code"))
             return Response.json(.object([:]))
         }
-    }
-
-    static func id(_ context: some RequestContext) throws -> Int64 {
-        guard let id = Int64(try context.pathParameter("id")), id > 0 else { throw CloudAPIError.sharingNotFound() }
-        return id
-    }
-}
-
-/// The message centre (`gizwits-openapi.md` §2.2): `/app/messages…`; and the sharing calls on one
-/// invitation or device beyond the invitations themselves.
-struct MessageRoutes<Context: RequestContext> {
-    let accounts: AccountService
-    let messages: MessageCentre
-    let sharing: SharingService
-
-    func register(on router: DocumentedRouter<Context>) {
-        router.on(
-            .init(
-                method: .get, path: "/app/messages",
-                summary: "The user's messages, newest first (type 1: sharing; Tether: 2 alerts, 3 faults, 4 offline); deleted ones are not listed",
-                tag: "messages", security: .appAndUser,
-                parameters: [
-                    .query("type", JSONSchema.integer(minimum: 1, maximum: 4)), .query("limit", JSONSchema.integer(minimum: 1, maximum: 100)),
-                    .query("skip", JSONSchema.integer(minimum: 0)),
-                ],
-                success: .ok(
-                    JSONSchema.object(
-                        [
-                            "meta": JSONSchema.object(["total": JSONSchema.integer, "limit": JSONSchema.integer, "skip": JSONSchema.integer]),
-                            "objects": JSONSchema.array(
-                                JSONSchema.object(
-                                    [
-                                        "id": JSONSchema.integer, "type": JSONSchema.integer, "status": JSONSchema.integer(minimum: 0, maximum: 2),
-                                        "content": JSONSchema.string, "data": JSONSchema.empty, "created_at": JSONSchema.integer,
-                                        "updated_at": JSONSchema.integer,
-                                    ], required: ["id", "type", "status", "content", "created_at", "updated_at"])),
-                        ], required: ["meta", "objects"]))
-            )
-        ) { request, _ in
-            let user = try await accounts.authenticate(request)
-            let query = request.uri.queryParameters
-            let type = query["type"].flatMap { Int64(String($0)) }
-            let limit = query["limit"].flatMap { Int64(String($0)) } ?? 20
-            let skip = query["skip"].flatMap { Int64(String($0)) } ?? 0
-            guard (1...100).contains(limit), skip >= 0, type.map({ (1...4).contains($0) }) ?? true else {
-                throw CloudAPIError.formInvalid(detail: "type is 1 (sharing), 2 (alerts), 3 (faults) or 4 (offline); limit 1 to 100, skip at least 0")
-            }
-            let (list, total) = try await messages.list(user, type: type, limit: limit, skip: skip)
-            return Response.json(["meta": ["total": .int(total), "limit": .int(limit), "skip": .int(skip)], "objects": .array(list.map(\.json))])
-        }
-        router.on(
-            .init(
-                method: .put, path: "/app/devices/{did}/notices",
-                summary: "Tether: which of the device's happenings the user wants as messages: {kinds: [alert, error, offline]} ([] for none)",
-                tag: "messages", security: .appAndUser,
-                body: JSONSchema.object(["kinds": JSONSchema.array(JSONSchema.string)], required: ["kinds"]),
-                success: .ok(JSONSchema.object(["kinds": JSONSchema.array(JSONSchema.string)], required: ["kinds"]))
-            )
-        ) { request, context in
-            let user = try await accounts.authenticate(request)
-            let body = try await RequestForm.decode(
-                request,
-                as: { json throws(CloudBodyError) in
-                    guard let kinds = json["kinds"]?.arrayValue, kinds.count <= 3 else {
-                        throw CloudBodyError(field: "kinds", "is an array of at most 3 names")
-                    }
-                    return try kinds.map { kind throws(CloudBodyError) in
-                        guard let name = kind.stringValue else { throw CloudBodyError(field: "kinds", "holds names") }
-                        return name
-                    }
-                })
-            let kinds = try await messages.setNotices(user, did: try context.pathParameter("did"), kinds: body)
-            return Response.json(["kinds": .array(kinds.map(JSONValue.string))])
-        }
-        router.on(
-            .init(
-                method: .put, path: "/app/messages/{id}", summary: "Mark a message read (status=1) or delete it (status=2); the receiver only (9101)",
-                tag: "messages", security: .appAndUser, parameters: [.query("status", JSONSchema.integer(minimum: 1, maximum: 2), required: true)],
-                success: .ok(JSONSchema.object([:]))
-            )
-        ) { request, context in
-            let user = try await accounts.authenticate(request)
-            guard let id = Int64(try context.pathParameter("id")), id > 0 else { throw CloudAPIError.messageNotFound() }
-            guard let status = request.uri.queryParameters["status"].flatMap({ Int64(String($0)) }).flatMap(MessageBody.Status.init(rawValue:)),
-                status != .unread
-            else { throw CloudAPIError.formInvalid(detail: "status is 1 (read) or 2 (delete)") }
-            try await messages.mark(user, id: id, status: status)
-            return Response.json(.object([:]))
-        }
         router.on(
             .init(
                 method: .get, path: "/app/{did}/bindings", summary: "The owner lists the device's guests (masked); others get 9093",
@@ -243,9 +147,7 @@ struct MessageRoutes<Context: RequestContext> {
             )
         ) { request, context in
             let user = try await accounts.authenticate(request)
-            guard let uid = request.uri.queryParameters["uid"].map(String.init), !uid.isEmpty else {
-                throw CloudAPIError.formInvalid(detail: "uid is required")
-            }
+            let uid = try request.requiredQuery("uid")
             try await sharing.removeGuest(user, did: try context.pathParameter("did"), uid: uid)
             return Response.json(.object([:]))
         }
@@ -258,9 +160,7 @@ struct MessageRoutes<Context: RequestContext> {
         ) { request, context in
             let user = try await accounts.authenticate(request)
             let id = try SharingRoutes<Context>.id(context)
-            guard let alias = request.uri.queryParameters["user_alias"].map(String.init) else {
-                throw CloudAPIError.formInvalid(detail: "user_alias is required")
-            }
+            let alias = try request.requiredQuery("user_alias")
             try await sharing.setAlias(user, id: id, alias: alias)
             return Response.json(.object([:]))
         }
@@ -273,11 +173,14 @@ struct MessageRoutes<Context: RequestContext> {
             )
         ) { request, context in
             let user = try await accounts.authenticate(request)
-            guard let uid = request.uri.queryParameters["uid"].map(String.init), !uid.isEmpty else {
-                throw CloudAPIError.formInvalid(detail: "uid is required")
-            }
+            let uid = try request.requiredQuery("uid")
             try await sharing.transfer(user, did: try context.pathParameter("id"), to: uid)
             return Response.json(.object([:]))
         }
+    }
+
+    static func id(_ context: some RequestContext) throws -> Int64 {
+        guard let id = Int64(try context.pathParameter("id")), id > 0 else { throw CloudAPIError.sharingNotFound() }
+        return id
     }
 }

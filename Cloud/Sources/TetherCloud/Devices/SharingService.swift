@@ -80,16 +80,17 @@ struct SharingService: Sendable {
 
     // MARK: Reading
 
-    /// `GET /app/sharing`: sent (`sent`) or received, newest first; `did` only for sent ones.
+    /// `GET /app/sharing`: sent (`sent`) or received, newest first, and how many match; `did`
+    /// only for sent ones.
     func list(
         _ user: AuthenticatedUser, sent: Bool, status: SharingEntryBody.Status?, did: String?, limit: Int64, skip: Int64
     ) async throws
-        -> [SharingEntryBody]
+        -> (entries: [SharingEntryBody], total: Int64)
     {
         guard did == nil || sent else { throw CloudAPIError.formInvalid(detail: "did filters the invitations sent (sharing_type=0) only") }
-        let records = try await SharingStore(database).list(uid: user.uid, sent: sent, status: status, did: did, limit: limit, skip: skip)
+        let page = try await SharingStore(database).list(uid: user.uid, sent: sent, status: status, did: did, limit: limit, skip: skip)
         var entries: [SharingEntryBody] = []
-        for record in records {
+        for record in page.records {
             let other = sent ? record.guestUID : record.ownerUID
             let profile: UserBody? = if let other { try await UserStore(database).profile(uid: other) } else { nil }
             let (productName, alias, _) = try await deviceNames(record.did, aliasOf: record.ownerUID)
@@ -100,7 +101,7 @@ struct SharingService: Sendable {
                     did: record.did, productName: productName, deviceAlias: alias, status: record.status, createdAt: record.createdAt,
                     updatedAt: record.updatedAt, expiredAt: record.expiredAt))
         }
-        return entries
+        return (entries, page.total)
     }
 
     /// `GET /app/sharing/code/{code}`: what the QR code offers, for anyone but its owner.

@@ -101,7 +101,7 @@ public struct CloudNode: Sendable {
         UpgradeRoutes(accounts: accounts, upgrades: FirmwareUpgrades(database: database, bus: bus)).register(on: documented)
         let sharing = SharingService(database: database, bus: bus)
         SharingRoutes(accounts: accounts, sharing: sharing).register(on: documented)
-        MessageRoutes(accounts: accounts, messages: MessageCentre(database: database, bus: bus), sharing: sharing).register(on: documented)
+        MessageRoutes(accounts: accounts, messages: MessageCentre(database: database, bus: bus)).register(on: documented)
         FirmwareRoutes(catalogue: FirmwareCatalogue(database: database), downloads: FirmwareDownloads(database: database)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
         var services: [any Service] = [bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger)]

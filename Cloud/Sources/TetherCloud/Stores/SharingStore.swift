@@ -104,7 +104,7 @@ struct SharingStore: Sendable {
     func list(
         uid: String, sent: Bool, status: SharingEntryBody.Status?, did: String?, limit: Int64, skip: Int64
     ) async throws(StorageError)
-        -> [SharingRecord]
+        -> (records: [SharingRecord], total: Int64)
     {
         var conditions = [sent ? "owner_uid = $1" : "guest_uid = $1"]
         var binds: [SQLValue] = [.text(uid)]
@@ -116,13 +116,16 @@ struct SharingStore: Sendable {
             binds.append(.text(did))
             conditions.append("did = $\(binds.count)")
         }
+        let filter = conditions.joined(separator: " AND ")
+        let total = try await executor.query("SELECT COUNT(*) AS total FROM sharing_invitations WHERE \(filter)", binds).first?.int("total") ?? 0
         binds += [.int(limit), .int(skip)]
-        return try await executor.query(
+        let records = try await executor.query(
             """
-            SELECT \(SharingRecord.columns) FROM sharing_invitations WHERE \(conditions.joined(separator: " AND "))
+            SELECT \(SharingRecord.columns) FROM sharing_invitations WHERE \(filter)
             ORDER BY id DESC LIMIT $\(binds.count - 1) OFFSET $\(binds.count)
             """, binds
         ).map { row throws(StorageError) in try SharingRecord(row: row) }
+        return (records, total)
     }
 
     /// The alias one party gives the other: the owner names the guest (`guest_alias`), the guest the owner.
