@@ -42,6 +42,8 @@ let package = Package(
             name: "TetherGizwitsLAN",
             dependencies: [
                 "TetherCore",
+                // Ed25519 for the LAN grants (LANGrant) a cloud signs and a device verifies.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -161,6 +163,7 @@ let package = Package(
             name: "TetherTestSupport",
             dependencies: [
                 "TetherCore", "TetherGizwitsLAN", "TetherAgent", "TetherMQTT", "TetherAlink",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -175,6 +178,7 @@ let package = Package(
             dependencies: [
                 "TetherGizwitsLAN",
                 "TetherTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
@@ -202,7 +206,9 @@ let package = Package(
         ),
         .testTarget(
             name: "TetherAgentTests",
-            dependencies: ["TetherAgent", "TetherTestSupport", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: [
+                "TetherAgent", "TetherTestSupport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "IntegrationTests",

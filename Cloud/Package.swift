@@ -45,6 +45,7 @@ let package = Package(
                 .product(name: "TetherCloudProtocol", package: "Tether"),
                 .product(name: "TetherMQTT", package: "Tether"),
                 .product(name: "TetherAlink", package: "Tether"),
+                .product(name: "TetherGizwitsLAN", package: "Tether"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

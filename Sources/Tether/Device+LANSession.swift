@@ -88,53 +88,34 @@ extension Device {
         return current
     }
 
-    private func connectAndLogin() async throws(TetherError) -> GizwitsLANClient {
-        guard let endpoint = lanEndpoint else {
-            throw TetherError(.deviceOffline, "device \(id) has not been seen on the LAN")
-        }
-        let connection = try await GizwitsLANClient.connect(host: endpoint.host, port: endpoint.port, configuration: lan.clientConfiguration)
-        do throws(TetherError) {
-            var passcode = state.withLock { $0.passcode }
-            if passcode == nil {
-                guard case .passcodeResponse(let given?) = try await connection.request(.passcodeRequest) else {
-                    throw TetherError(.notInBindingWindow, "device \(id) is not in its binding window and no passcode is known")
-                }
-                passcode = given
-            }
-            guard case .loginResult(true) = try await connection.request(.login(passcode: passcode!)) else {
-                throw TetherError(.loginFailed, "device \(id) refused the passcode")
-            }
-            state.withLock { $0.passcode = passcode }
-            return connection
-        } catch {
-            await connection.close()
-            if error.code == .connectionClosed {
-                throw TetherError(.loginFailed, "device \(id) closed the connection before login completed (it may already serve its maximum of clients)")
-            }
-            throw error
-        }
-    }
-
     /// Runs a logged-in connection until it closes: delivers what the device sends and checks
     /// the link with heartbeats, closing it when one goes unanswered.
     private func serve(_ connection: GizwitsLANClient) async {
-        await withTaskGroup(of: Void.self) { group in
+        // Each task answers whether its end is the connection's end: the grant's renewal may
+        // finish (a passcode login has nothing to renew) while the connection goes on.
+        await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for await message in connection.unsolicited { self.handle(message) }
+                return true
+            }
+            group.addTask {
+                await self.renewLANGrant(on: connection)
+                return false
             }
             group.addTask {
                 while !Task.isCancelled {
-                    do { try await Task.sleep(for: self.lan.heartbeatInterval) } catch { return }
+                    do { try await Task.sleep(for: self.lan.heartbeatInterval) } catch { return true }
                     do throws(TetherError) {
                         _ = try await connection.request(.heartbeat, timeout: self.lan.heartbeatTimeout)
                     } catch {
                         self.logger.debug("heartbeat failed, closing the link", metadata: ["tether.device": "\(self.id)", "tether.error": "\(error)"])
                         await connection.close()
-                        return
+                        return true
                     }
                 }
+                return true
             }
-            await group.next()
+            while let ends = await group.next(), !ends {}
             group.cancelAll()
         }
         await connection.close()

@@ -45,6 +45,9 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         var lastSeen: ContinuousClock.Instant?
         var status = DeviceStatus()
         var passcode: String?
+        /// The LAN grant last obtained from the cloud, and whether the device asked for one.
+        var lanGrant: HeldLANGrant?
+        var requiresLANGrant = false
         var session: Subscription?
         var nextSN: UInt32 = 1
         var snInFlight: Set<UInt32> = []

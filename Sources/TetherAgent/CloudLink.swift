@@ -2,6 +2,7 @@ public import Logging
 import NIOCore
 public import TetherAlink
 import TetherCore
+import TetherGizwitsLAN
 import TetherMQTT
 
 /// A virtual device's connection to a Tether cloud's gateway (Alink over MQTT): it reports its
@@ -60,6 +61,7 @@ public struct CloudLink: Sendable {
         let initial = device.status.allValues
         try await post(initial, client)
         try await client.reportFirmwareVersion(device.firmwareVersion)
+        await fetchGrantKeys(client)
         // One upgrade at a time, beside the device's other work: a download takes a while.
         let (notices, offered) = AsyncStream.makeStream(of: FirmwareUpgradeNotice.self, bufferingPolicy: .bufferingNewest(1))
         let updater = FirmwareUpdater(device: device, faults: firmwareFaults, downloader: FirmwareDownloader(logger: logger), logger: logger)
@@ -80,6 +82,7 @@ public struct CloudLink: Sendable {
                     guard case .connected(_) = event else { continue }
                     try? await post(device.status.allValues, client)
                     try? await client.reportFirmwareVersion(device.firmwareVersion)
+                    await fetchGrantKeys(client)
                 }
             }
             group.addTask {
@@ -102,6 +105,22 @@ public struct CloudLink: Sendable {
             }
             try await group.next()
             group.cancelAll()
+        }
+    }
+
+    /// The cloud's grant keys, kept by the device from then on (its activation: README, "LAN
+    /// grants"). A cloud without the extension leaves the device on passcodes.
+    private func fetchGrantKeys(_ client: AlinkDeviceClient) async {
+        do throws(TetherError) {
+            for key in try await client.lanGrantKeys().keys {
+                guard let trusted = LANGrantKey(base64: key.publicKey), trusted.keyID == key.keyID else {
+                    logger.warning("the cloud sent an unusable grant key", metadata: ["kid": "\(key.keyID)"])
+                    continue
+                }
+                device.lanGrants.trust(trusted)
+            }
+        } catch {
+            logger.info("no LAN grant keys from the cloud; passcodes keep logging in", metadata: ["error": "\(error)"])
         }
     }
 

@@ -17,6 +17,10 @@ struct DeviceSessionStateMachine {
     }
 
     private(set) var loggedIn = false
+    /// When the grant the client logged in with lapses (Unix seconds); nil after a passcode login.
+    private(set) var grantExpiry: Int64?
+    /// What the client may do: everything after a passcode login, the grant's rights otherwise.
+    private(set) var rights: LANGrant.Rights = []
     let client: String
 
     init(client: String) {
@@ -27,20 +31,32 @@ struct DeviceSessionStateMachine {
         if !loggedIn, !GizwitsLANCommand.allowedBeforeLogin.contains(message.command) {
             return [.close(reason: "\(message.command) before login")]
         }
+        if loggedIn, let grantExpiry, device.lanGrants.now() >= grantExpiry, !message.isLogin {
+            // A session lasts no longer than its grant: a revoked user's open connection ends too.
+            return [.send(.loginResult(.grantExpired)), .close(reason: "the grant expired")]
+        }
         switch message {
         case .passcodeRequest:
             guard device.isBindingWindowOpen else {
                 return [.send(.passcodeResponse(nil)), .close(reason: "passcode requested outside the binding window")]
             }
             return [.send(.passcodeResponse(device.identity.passcode))]
+        case .login(let text) where LANGrant.isGrant(text) && device.lanGrants.isActivated:
+            // Before activation a grant is just a wrong passcode (01), as on GAgent: the app falls back.
+            return login(grant: text, device: device)
         case .login(let passcode):
             // Byte for byte: String == would accept canonically equivalent Unicode (U+212A for K).
             guard passcode.utf8.elementsEqual(device.identity.passcode.utf8) else {
-                return [.send(.loginResult(success: false)), .close(reason: "wrong passcode")]
+                return refuse(.refused, reason: "wrong passcode")
+            }
+            guard device.lanGrants.acceptsPasscode(bindingWindowOpen: device.isBindingWindowOpen) else {
+                return refuse(.grantRequired, reason: "a passcode alone no longer logs in: the device takes grants")
             }
             loggedIn = true
+            grantExpiry = nil
+            rights = [.read, .control]
             device.events.yield(.clientLoggedIn(client))
-            return [.send(.loginResult(success: true))]
+            return [.send(.loginResult(.success))]
         case .hotspotListRequest:
             return [.send(.hotspotList(hotspots)), .closeSoon]
         case .hardwareInfoRequest:
@@ -61,6 +77,31 @@ struct DeviceSessionStateMachine {
         }
     }
 
+    /// A grant at login, or a new one on a logged-in connection (the app renews it before it
+    /// lapses); a refused grant ends the connection either way.
+    private mutating func login(grant text: String, device: VirtualDevice) -> [Action] {
+        switch device.lanGrants.verify(text, did: device.identity.did) {
+        case .success(let grant):
+            let first = !loggedIn
+            loggedIn = true
+            grantExpiry = grant.expiresAt
+            rights = grant.rights
+            if first { device.events.yield(.clientLoggedIn(client)) }
+            return [.send(.loginResult(.success))]
+        case .failure(.expired):
+            return refuse(.grantExpired, reason: "expired grant")
+        case .failure(.foreign):
+            return refuse(.grantInvalid, reason: "a grant for another device")
+        case .failure(.invalid):
+            return refuse(.grantInvalid, reason: "a grant the device cannot verify")
+        }
+    }
+
+    private mutating func refuse(_ result: GizwitsLoginResult, reason: String) -> [Action] {
+        loggedIn = false
+        return [.send(.loginResult(result)), .close(reason: reason)]
+    }
+
     /// Executes a P0 payload; returns the reply P0, if the action has one.
     private func handleP0(_ p0: ByteBuffer, device: VirtualDevice, acknowledged: Bool) -> ByteBuffer? {
         let message: P0Message
@@ -68,6 +109,10 @@ struct DeviceSessionStateMachine {
             message = try device.codec.decode(p0)
         } catch {
             device.events.yield(.rejectedControl(error, client: client))
+            return nil
+        }
+        if message.changesTheDevice, !rights.contains(.control) {
+            device.events.yield(.rejectedControl(TetherError(.notControllable, "the client's grant does not allow control"), client: client))
             return nil
         }
         switch message {
@@ -82,6 +127,21 @@ struct DeviceSessionStateMachine {
             return try? device.codec.encode(.transparentFromDevice(bytes))
         case .readAck, .report, .transparentFromDevice:
             return nil
+        }
+    }
+}
+
+extension GizwitsLANMessage {
+    fileprivate var isLogin: Bool {
+        if case .login = self { true } else { false }
+    }
+}
+
+extension P0Message {
+    fileprivate var changesTheDevice: Bool {
+        switch self {
+        case .control, .transparentToDevice: true
+        case .read, .readAck, .report, .transparentFromDevice: false
         }
     }
 }

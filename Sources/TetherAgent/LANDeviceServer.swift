@@ -277,7 +277,9 @@ public final class LANDeviceServer: Sendable {
                     group.addTask {
                         // Push every change to a logged-in client, as GAgent does with 0x0091.
                         for await status in changes {
-                            guard loggedIn.value.load(ordering: .acquiring), !self.device.isMuted else { continue }
+                            guard loggedIn.value.load(ordering: .acquiring), !self.device.isMuted,
+                                self.device.lanGrants.now() < loggedIn.grantExpiry.load(ordering: .acquiring)
+                            else { continue }
                             let report = try self.device.codec.encode(.report(status))
                             try await outbound.write(GizwitsLANMessage.p0FromDevice(report).frame)
                         }
@@ -296,7 +298,8 @@ public final class LANDeviceServer: Sendable {
                                 return
                             }
                             let actions = session.receive(message, device: self.device, hotspots: self.configuration.hotspots, hardwareInfo: self.hardwareInfo)
-                            if session.loggedIn { loggedIn.value.store(true, ordering: .releasing) }
+                            loggedIn.grantExpiry.store(session.grantExpiry ?? .max, ordering: .releasing)
+                            loggedIn.value.store(session.loggedIn, ordering: .releasing)
                             for action in actions {
                                 switch action {
                                 case .send(let reply):
@@ -322,9 +325,11 @@ public final class LANDeviceServer: Sendable {
     }
 }
 
-/// Whether a client has logged in, shared by a connection's reader and its status pusher.
+/// Whether a client has logged in (and until when), shared by a connection's reader and its status pusher.
 private final class LoginFlag: Sendable {
     let value = Atomic<Bool>(false)
+    /// Unix seconds when the session's grant lapses; `.max` after a passcode login.
+    let grantExpiry = Atomic<Int64>(.max)
 }
 
 /// Closes a connection on which nothing was read for the idle timeout.

@@ -15,6 +15,8 @@ public final class VirtualDevice: Sendable {
     public let changes = Broadcast<DeviceStatus>()
     /// What happened to the device, for logs and tests.
     public let events = Broadcast<VirtualDeviceEvent>()
+    /// The cloud's grant keys and when a passcode alone logs in on the LAN.
+    public let lanGrants: LANGrantTrust
 
     private struct State {
         var values: [String: DataValue]
@@ -30,10 +32,13 @@ public final class VirtualDevice: Sendable {
     /// - Parameters:
     ///   - bindable: whether the binding window is open (the passcode is handed out on request).
     ///   - onboarding: whether the device waits for Wi-Fi credentials (SoftAP mode, `0x0001`).
+    ///   - lanGrants: the grant keys and passcode rule of its LAN logins.
     public init(
-        model: ThingModel, identity: DeviceIdentity, values: [String: DataValue] = [:], bindable: Bool = false, onboarding: Bool = false
+        model: ThingModel, identity: DeviceIdentity, values: [String: DataValue] = [:], bindable: Bool = false, onboarding: Bool = false,
+        lanGrants: LANGrantTrust = LANGrantTrust()
     ) throws(TetherError) {
         self.identity = identity
+        self.lanGrants = lanGrants
         self.model = model
         self.codec = try P0Codec(model: model)
         var initial = Self.defaultValues(for: model)
@@ -147,7 +152,7 @@ public final class VirtualDevice: Sendable {
 public enum VirtualDeviceEvent: Sendable {
     /// A TCP client connected; the string is its `address:port`.
     case clientConnected(String)
-    /// A client logged in with the device's passcode.
+    /// A client logged in with the device's passcode or a grant.
     case clientLoggedIn(String)
     /// A client was turned away or closed: too many clients, a command before login, a wrong
     /// passcode, a passcode request outside the binding window.

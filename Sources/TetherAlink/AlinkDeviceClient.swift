@@ -176,6 +176,15 @@ public final class AlinkDeviceClient: Sendable {
         return try FirmwareUpgradeNotice(parsing: reply.bytes)
     }
 
+    /// The cloud's keys for LAN grants (``AlinkTopic/lanGrantKeyGet``, a Tether extension), which
+    /// the device keeps to check the grants apps log in with. A reply other than 200 is thrown
+    /// (`cloudRefused`): a cloud without the extension.
+    public func lanGrantKeys() async throws(TetherError) -> LANGrantKeySet {
+        let reply = try await request(.lanGrantKeyGet, method: LANGrantKeySet.method, params: .object([:]))
+        guard reply.isSuccess else { throw TetherError(.cloudRefused, "the cloud answered the grant-key query with \(reply.code): \(reply.message)") }
+        return try LANGrantKeySet(data: reply.data)
+    }
+
     // MARK: Gateways and their sub-devices
 
     /// Adds sub-devices to this gateway's topology (`thing/topo/add`), proving each with its

@@ -276,6 +276,16 @@ public struct TetherCloudAPI: Sendable {
         return try CloudCommand(json: try await call(.POST, "/app/devices/\(did)/firmware/upgrade", body: body.json, session: session))
     }
 
+    /// A LAN grant for the device (Tether extension `POST /app/devices/{did}/lan_grant`): what
+    /// the SDK logs in with on the LAN when the device takes grants (README, "LAN grants").
+    ///
+    /// - Throws: `TetherError.Code.cloudRefused` with 9017 when the user is not bound to the
+    ///   device (a revoked guest), 9023 when it is disabled.
+    public func lanGrant(_ session: CloudSession, did: String) async throws(TetherError) -> LANGrantBody {
+        try decodeBody(
+            "the LAN grant", try await call(.POST, "/app/devices/\(did.tetherPercentEncoded)/lan_grant", session: session), as: LANGrantBody.init(json:))
+    }
+
     // MARK: Sharing and messages
 
     /// Who receives an invitation.

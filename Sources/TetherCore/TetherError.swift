@@ -103,6 +103,13 @@ extension ErrorCode where Domain == TetherError {
     public static var downloadFailed: Self { Self(3011, "downloadFailed") }
     /// What was downloaded is not what was announced: its size or digest differs.
     public static var digestMismatch: Self { Self(3012, "digestMismatch") }
+    /// The device logs in only with a grant the cloud signed (outside its binding window), and
+    /// none could be obtained: the user is not (or no longer) bound to it, or the cloud cannot
+    /// be reached and no earlier grant is still valid.
+    public static var lanGrantRequired: Self { Self(3013, "lanGrantRequired") }
+    /// The device refused the grant: expired by its clock, signed by a key it does not trust,
+    /// or made for another device.
+    public static var lanGrantRefused: Self { Self(3014, "lanGrantRefused") }
 
     // 4xxx: the cloud and the user's session
     /// The cloud refused the request; ``TetherError/cloudCode`` says why (the Open API's code).
@@ -121,7 +128,7 @@ extension ErrorCode where Domain == TetherError {
             .malformedFrame, .frameTooLarge, .unsupportedVersion, .malformedPayload,
             .connectionFailed, .connectionClosed, .timeout, .notInBindingWindow, .loginFailed,
             .notControllable, .deviceOffline, .unexpectedResponse, .cancelled, .bindFailed,
-            .downloadFailed, .digestMismatch, .cloudRefused, .notLoggedIn, .unexpectedCloudResponse,
+            .downloadFailed, .digestMismatch, .lanGrantRequired, .lanGrantRefused, .cloudRefused, .notLoggedIn, .unexpectedCloudResponse,
         ]
     }
 }

@@ -19,10 +19,10 @@ public enum GizwitsLANMessage: Hashable, Sendable {
     case passcodeRequest
     /// 0x0007: nil when the device refused (it is not in its binding window).
     case passcodeResponse(String?)
-    /// 0x0008
+    /// 0x0008: the passcode, or a ``LANGrant``'s text (Tether's extension).
     case login(passcode: String)
     /// 0x0009
-    case loginResult(success: Bool)
+    case loginResult(GizwitsLoginResult)
     /// 0x000A (not implemented by GAgent 04020006)
     case firmwareInfoRequest
     /// 0x000C
@@ -111,7 +111,7 @@ public enum GizwitsLANMessage: Hashable, Sendable {
             self = .login(passcode: String(decoding: passcode, as: UTF8.self))
         case .loginResult:
             guard let result = payload.readInteger(as: UInt8.self) else { throw truncated() }
-            self = .loginResult(success: result == 0)
+            self = .loginResult(GizwitsLoginResult(rawValue: result))
         case .firmwareInfoRequest: self = .firmwareInfoRequest
         case .hotspotListRequest: self = .hotspotListRequest
         case .hotspotList:
@@ -168,8 +168,8 @@ public enum GizwitsLANMessage: Hashable, Sendable {
             payload.gizwitsWriteLengthPrefixed(Array((passcode ?? "").utf8))
         case .login(let passcode):
             payload.gizwitsWriteLengthPrefixed(Array(passcode.utf8))
-        case .loginResult(let success):
-            payload.writeInteger(success ? 0 : 1 as UInt8)
+        case .loginResult(let result):
+            payload.writeInteger(result.rawValue)
         case .hotspotList(let hotspots):
             for hotspot in hotspots {
                 payload.gizwitsWriteLengthPrefixed(Array(hotspot.ssid.utf8))

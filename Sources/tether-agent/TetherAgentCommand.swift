@@ -86,6 +86,13 @@ struct Simulate: AsyncParsableCommand {
     )
     var otaFaults: [OTAFault] = []
 
+    @Option(
+        name: .customLong("lan-passcode"),
+        help:
+            "When the plain passcode logs in on the LAN: until-activated (once the cloud gave its grant key, only in the binding window; other logins need a grant) or always (GAgent's behaviour: a revoked user who kept the passcode keeps LAN control)."
+    )
+    var lanPasscode: LANPasscodeOption = .untilActivated
+
     @Flag(name: .customLong("lan"), inversion: .prefixedNo, help: "Serve the LAN protocol (--no-lan with --cloud: cloud only, up to 20,000 devices).")
     var lan = true
 
@@ -134,7 +141,8 @@ struct Simulate: AsyncParsableCommand {
                 cloudIdentities[index].lan.apply(to: &identity)
                 identity.productKey = cloudIdentities[index].device.productKey
             }
-            let device = try VirtualDevice(model: model, identity: identity, bindable: bindable, onboarding: softap)
+            let trust = LANGrantTrust(passcodeLogins: lanPasscode.policy)
+            let device = try VirtualDevice(model: model, identity: identity, bindable: bindable, onboarding: softap, lanGrants: trust)
             devices.append(device)
             if lan {
                 let host = count == 1 ? bind : IPv4.parse(bind)!.adding(index).description
@@ -273,6 +281,14 @@ struct IPv4: CustomStringConvertible {
     var description: String {
         [24, 16, 8, 0].map { String((value >> UInt32($0)) & 0xFF) }.joined(separator: ".")
     }
+}
+
+/// `--lan-passcode`.
+enum LANPasscodeOption: String, ExpressibleByArgument, CaseIterable {
+    case always
+    case untilActivated = "until-activated"
+
+    var policy: LANGrantTrust.PasscodeLogins { self == .always ? .always : .untilActivated }
 }
 
 /// Upgrade failures the simulator can inject (`--ota-fault`).

@@ -7,8 +7,12 @@ import TetherTestSupport
 enum FuzzHarness {
     static let targets: [String: @Sendable ([UInt8]) -> String?] = [
         "gizwits-lan": FuzzTargets.gizwitsLAN, "mqtt": FuzzTargets.mqtt, "alink": FuzzTargets.alink,
+        "lan-grant": FuzzTargets.lanGrant,
     ]
-    static let seeds: [String: [[UInt8]]] = ["gizwits-lan": FuzzTargets.seeds, "mqtt": FuzzTargets.mqttSeeds, "alink": FuzzTargets.alinkSeeds]
+    static let seeds: [String: [[UInt8]]] = [
+        "gizwits-lan": FuzzTargets.seeds, "mqtt": FuzzTargets.mqttSeeds, "alink": FuzzTargets.alinkSeeds,
+        "lan-grant": FuzzTargets.lanGrantSeeds,
+    ]
 }
 
 #if TETHER_LIBFUZZER

@@ -93,10 +93,13 @@ struct LANDecode: AsyncParsableCommand {
             return .object(["ssid": .string(ssid), "keyLength": .int(Int64(key.utf8.count))])
         case .passcodeResponse(let passcode):
             return .object(["granted": .bool(passcode != nil)])
-        case .login:
-            return .object([:])
-        case .loginResult(let success):
-            return .object(["success": .bool(success)])
+        case .login(let passcode):
+            // Neither the passcode nor a grant is shown; only which of the two it was.
+            return .object(["grant": .bool(LANGrant.isGrant(passcode))])
+        case .loginResult(let result):
+            var object: JSONObject = ["success": .bool(result.isSuccess)]
+            if !result.isSuccess { object["reason"] = .string(result.description) }
+            return .object(object)
         case .hotspotList(let hotspots):
             return .object(["hotspots": .array(hotspots.map { .object(["ssid": .string($0.ssid), "rssi": .int(Int64($0.rssi))]) })])
         case .hardwareInfo(let info):

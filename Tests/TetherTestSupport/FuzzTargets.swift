@@ -118,7 +118,7 @@ public enum FuzzTargets {
         let info = GizwitsDeviceInfo(did: "gKufzxZwYeyd3Skbsb6mza", mac: [0xAC, 0xCF, 0x23, 0x50, 0xD4, 0x46], firmwareVersion: "04020006", productKey: "4214bf2d79694a259232431b6f2ef46b")
         let messages: [GizwitsLANMessage] = [
             .discoveryRequest, .discoveryResponse(info), .announcement(info), .passcodeResponse("ABCDEFGHIJ"),
-            .login(passcode: "ABCDEFGHIJ"), .loginResult(success: true), .heartbeat,
+            .login(passcode: "ABCDEFGHIJ"), .loginResult(.success), .heartbeat,
             .hotspotList([GizwitsHotspot(ssid: "HomeWiFi", rssi: 60)]), .softAPConfiguration(ssid: "HomeWiFi", key: "secret123"),
             .configurationSuccess(mac: info.mac, productKey: info.productKey, did: info.did),
             .hardwareInfo(GizwitsHardwareInfo(wifiHardwareVersion: "ESP", wifiSoftwareVersion: "0402", mcuHardwareVersion: "1", mcuSoftwareVersion: "2", p0Version: "4", wifiFirmwareVersion: "x", productKey: info.productKey)),

@@ -64,6 +64,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("token-lifetime"), help: "Seconds a user token stays valid (apps renew it before it ends).")
     var tokenLifetime: Int64 = 7 * 24 * 3600
 
+    @Option(
+        name: .customLong("lan-grant-lifetime"),
+        help: "Seconds a LAN grant lasts (60 to 604800): the longest a revoked user may go on logging in on the LAN without the internet.")
+    var lanGrantLifetime: Int64 = 3600
+
     @Option(name: .customLong("node-id"), help: "This node's name among the nodes sharing a PostgreSQL database (default: random).")
     var nodeID: String?
 
@@ -89,6 +94,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.publicURL = publicURL
         guard (5...(365 * 24 * 3600)).contains(tokenLifetime) else { throw ValidationError("--token-lifetime is 5 seconds to 365 days") }
         configuration.accounts.tokenLifetime = tokenLifetime
+        guard LANGrants.lifetimeRange.contains(lanGrantLifetime) else { throw ValidationError("--lan-grant-lifetime is 60 seconds to 7 days") }
+        configuration.lanGrantLifetimeSeconds = lanGrantLifetime
         if metricsBind != "none" {
             guard let colon = metricsBind.lastIndex(of: ":"), let port = Int(metricsBind[metricsBind.index(after: colon)...]),
                 (0...65535).contains(port), colon != metricsBind.startIndex

@@ -28,6 +28,7 @@ public final class DeviceGateway: Service, Sendable {
     let accountLink: DeviceAccountLink
     let shadows: DeviceShadowLink
     let firmware: DeviceFirmwareLink
+    let lanGrants: LANGrants
     let subDevices: SubDeviceSessions
     let connections: DeviceConnections
     let topology: DeviceTopologyLink
@@ -86,6 +87,7 @@ public final class DeviceGateway: Service, Sendable {
             firmware: firmware,
             logger: logger
         )
+        lanGrants = LANGrants(database: database)
         rrpc = RRPCRelay(broker: broker, connections: connections, history: history, bus: bus, logger: logger)
         // Binding by the device uses no endpoint: the M2M endpoint only goes into device lists.
         accountLink = DeviceAccountLink(

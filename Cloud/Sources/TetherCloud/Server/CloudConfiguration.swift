@@ -23,6 +23,9 @@ public struct CloudConfiguration: Sendable {
     public var metricsAddress: (host: String, port: Int)?
     /// The HTTP server's limits against slow and greedy clients.
     public var http = HTTPLimits()
+    /// How long a LAN grant lasts (README, "LAN grants"): the longest a revoked user may go on
+    /// logging in on the LAN. 60 s to 7 days.
+    public var lanGrantLifetimeSeconds: Int64 = LANGrants.defaultLifetime
     /// The MQTT gateway devices connect to; nil runs the HTTP API alone.
     public var gateway: GatewayConfiguration? = GatewayConfiguration()
 

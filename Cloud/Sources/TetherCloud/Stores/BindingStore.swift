@@ -117,6 +117,12 @@ struct BindingStore: Sendable {
         ).map { row throws(StorageError) in try BoundDevice(row: row) }
     }
 
+    /// When `uid`'s binding to `did` ends (a share for a limited time); nil when it does not,
+    /// or when there is no binding.
+    func bindingExpiry(_ uid: String, did: String) async throws(StorageError) -> Int64? {
+        try await executor.first("SELECT expires_at FROM bindings WHERE uid = $1 AND did = $2", .text(uid), .text(did))?.optionalInt("expires_at")
+    }
+
     func boundDevice(_ uid: String, did: String) async throws(StorageError) -> BoundDevice? {
         try await executor.first(
             """
