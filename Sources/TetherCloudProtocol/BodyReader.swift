@@ -63,6 +63,22 @@ struct BodyReader {
         return bytes
     }
 
+    /// A number (integer or not), nil when absent.
+    func optionalNumber(_ key: String) throws(CloudBodyError) -> Double? {
+        switch value(key) {
+        case nil: return nil
+        case .int(let number)?: return Double(number)
+        case .double(let number)?: return number
+        default: throw CloudBodyError(field: name(key), "must be a number")
+        }
+    }
+
+    /// An array of objects, possibly empty, at most `maximum`.
+    func list(_ key: String, maximum: Int) throws(CloudBodyError) -> [BodyReader] {
+        guard let value = value(key), value != .array([]) else { return [] }
+        return try objects(key, maximum: maximum)
+    }
+
     /// A required, non-empty string: what a request's required field is.
     func text(_ key: String) throws(CloudBodyError) -> String {
         guard let text = try optionalString(key), !text.isEmpty else { throw CloudBodyError(field: name(key), "is required") }

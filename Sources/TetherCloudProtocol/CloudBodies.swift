@@ -107,12 +107,17 @@ public struct DeviceBody: Sendable, Hashable {
     public var wifiSoftVersion: String
     public var mcuSoftVersion: String
     public var mcuHardVersion: String
+    /// Tether: the home the device is placed in and its room there, when the reader is one of
+    /// the home's members.
+    public var homeID: Int64?
+    public var roomID: Int64?
 
     public init(
         did: String, productKey: String, productName: String = "", mac: String = "", passcode: String = "", isOnline: Bool = false,
         isDisabled: Bool = false, type: String = "normal", remark: String = "", alias: String = "", labels: [String] = [], role: String = "",
         host: String = "", port: Int64 = 0, tlsPort: Int64 = 0, webSocketPort: Int64 = 0, secureWebSocketPort: Int64 = 0,
-        protocolVersion: String = "", wifiSoftVersion: String = "", mcuSoftVersion: String = "", mcuHardVersion: String = ""
+        protocolVersion: String = "", wifiSoftVersion: String = "", mcuSoftVersion: String = "", mcuHardVersion: String = "", homeID: Int64? = nil,
+        roomID: Int64? = nil
     ) {
         self.did = did
         self.productKey = productKey
@@ -135,6 +140,8 @@ public struct DeviceBody: Sendable, Hashable {
         self.wifiSoftVersion = wifiSoftVersion
         self.mcuSoftVersion = mcuSoftVersion
         self.mcuHardVersion = mcuHardVersion
+        self.homeID = homeID
+        self.roomID = roomID
     }
 
     public init(json: JSONValue) throws(CloudBodyError) {
@@ -150,7 +157,8 @@ public struct DeviceBody: Sendable, Hashable {
             tlsPort: try reader.optionalInt("port_s") ?? 0, webSocketPort: try reader.optionalInt("ws_port") ?? 0,
             secureWebSocketPort: try reader.optionalInt("wss_port") ?? 0, protocolVersion: try reader.optionalString("proto_ver") ?? "",
             wifiSoftVersion: try reader.optionalString("wifi_soft_version") ?? "", mcuSoftVersion: try reader.optionalString("mcu_soft_version") ?? "",
-            mcuHardVersion: try reader.optionalString("mcu_hard_version") ?? ""
+            mcuHardVersion: try reader.optionalString("mcu_hard_version") ?? "", homeID: try reader.optionalInt("home_id"),
+            roomID: try reader.optionalInt("room_id")
         )
     }
 
@@ -163,6 +171,7 @@ public struct DeviceBody: Sendable, Hashable {
             "dev_label": .array(labels.map(JSONValue.string)), "role": .string(role), "proto_ver": .string(protocolVersion),
             "wifi_soft_version": .string(wifiSoftVersion), "is_sandbox": .bool(false), "product_name": .string(productName),
             "protoc": .int(3), "mcu_soft_version": .string(mcuSoftVersion), "mcu_hard_version": .string(mcuHardVersion),
+            "home_id": homeID.map(JSONValue.int) ?? .null, "room_id": roomID.map(JSONValue.int) ?? .null,
         ]
     }
 }

@@ -83,6 +83,19 @@ extension CloudError {
     /// Tether: the device's module already has an upgrade under way (queued, offered or in
     /// progress): wait for its end, or for its expiry.
     public static let upgradeInProgress = CloudError(code: 9504, httpStatus: 409, message: "upgrade in progress")
+    /// Tether: no such home, or the user is not one of its members (the two are not told apart).
+    public static let homeNotFound = CloudError(code: 9505, httpStatus: 404, message: "home not found")
+    /// Tether: the user's role in the home does not allow it (a member managing rooms, an admin
+    /// deleting the home or inviting an admin).
+    public static let homeRoleInsufficient = CloudError(code: 9506, httpStatus: 403, message: "home role does not allow it")
+    /// Tether: the device is already placed in another home; take it out of that one first.
+    public static let deviceInAnotherHome = CloudError(code: 9507, httpStatus: 409, message: "device is in another home")
+    /// Tether: no such room in this home, or no such device in it.
+    public static let roomNotFound = CloudError(code: 9508, httpStatus: 404, message: "room or device not found in this home")
+    /// Tether: the user is already a member of the home.
+    public static let alreadyHomeMember = CloudError(code: 9509, httpStatus: 409, message: "already a member of the home")
+    /// Tether: the home's owner cannot leave it or lose the role; it deletes the home instead.
+    public static let homeOwnerCannotLeave = CloudError(code: 9510, httpStatus: 403, message: "home owner cannot leave")
     /// Tether: no such route, command or session.
     public static let notFound = CloudError(code: 9999, httpStatus: 404, message: "not found")
     /// Tether: the HTTP method is not served at this path.
@@ -100,6 +113,7 @@ extension CloudError {
         .deviceTimeout,
         .shadowVersionConflict,
         .downloadURLInvalid, .upgradeNotAllowed, .upgradeInProgress,
+        .homeNotFound, .homeRoleInsufficient, .deviceInAnotherHome, .roomNotFound, .alreadyHomeMember, .homeOwnerCannotLeave,
         .notFound,
     ]
 }

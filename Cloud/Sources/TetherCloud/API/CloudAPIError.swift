@@ -96,6 +96,12 @@ extension CloudAPIError {
     public static func downloadURLInvalid(detail: String = "") -> Self { .init(.downloadURLInvalid, detail: detail) }
     public static func upgradeNotAllowed(detail: String = "") -> Self { .init(.upgradeNotAllowed, detail: detail) }
     public static func upgradeInProgress(detail: String = "") -> Self { .init(.upgradeInProgress, detail: detail) }
+    public static func homeNotFound(detail: String = "") -> Self { .init(.homeNotFound, detail: detail) }
+    public static func homeRoleInsufficient(detail: String = "") -> Self { .init(.homeRoleInsufficient, detail: detail) }
+    public static func deviceInAnotherHome(detail: String = "") -> Self { .init(.deviceInAnotherHome, detail: detail) }
+    public static func roomNotFound(detail: String = "") -> Self { .init(.roomNotFound, detail: detail) }
+    public static func alreadyHomeMember(detail: String = "") -> Self { .init(.alreadyHomeMember, detail: detail) }
+    public static func homeOwnerCannotLeave(detail: String = "") -> Self { .init(.homeOwnerCannotLeave, detail: detail) }
     public static func notFound(detail: String = "") -> Self { .init(.notFound, detail: detail) }
     public static func requestThrottled(detail: String, retryAfter: Int64? = nil) -> Self {
         var error = Self(.requestThrottled, detail: detail)

@@ -12,10 +12,10 @@ struct MessageRoutes<Context: RequestContext> {
         router.on(
             .init(
                 method: .get, path: "/app/messages",
-                summary: "The user's messages, newest first (type 1: sharing; Tether: 2 alerts, 3 faults, 4 offline); deleted ones are not listed",
+                summary: "The user's messages, newest first (type 1: sharing; Tether: 2 alerts, 3 faults, 4 offline, 5 homes); deleted ones are not listed",
                 tag: "messages", security: .appAndUser,
                 parameters: [
-                    .query("type", JSONSchema.integer(minimum: 1, maximum: 4)), .query("limit", JSONSchema.integer(minimum: 1, maximum: 100)),
+                    .query("type", JSONSchema.integer(minimum: 1, maximum: 5)), .query("limit", JSONSchema.integer(minimum: 1, maximum: 100)),
                     .query("skip", JSONSchema.integer(minimum: 0)),
                 ],
                 success: .ok(
@@ -33,7 +33,7 @@ struct MessageRoutes<Context: RequestContext> {
             )
         ) { request, _ in
             let user = try await accounts.authenticate(request)
-            let type = try request.optionalIntegerQuery("type", range: 1...4)
+            let type = try request.optionalIntegerQuery("type", range: 1...5)
             let limit = try request.integerQuery("limit", default: 20, range: 1...100)
             let skip = try request.integerQuery("skip", default: 0, range: 0...1_000_000)
             let (list, total) = try await messages.list(user, type: type, limit: limit, skip: skip)

@@ -9,6 +9,8 @@ struct MessageCentre: Sendable {
 
     /// Type 1: device sharing.
     static let sharing: Int64 = 1
+    /// Type 5 (Tether): homes: invitations, membership, devices placed and taken out.
+    static let homes: Int64 = 5
 
     /// Leaves `content` for `uid` and tells the user's sessions.
     func post(to uid: String, type: Int64 = MessageCentre.sharing, content: String, data: JSONValue) async throws {

@@ -170,10 +170,16 @@ public struct BindingService: Sendable {
                 guard try await DeviceStore(transaction).find(did, lockingForUpdate: true) != nil else { return [] }
                 let bindings = BindingStore(transaction)
                 guard let role = try await bindings.delete(user.uid, did: did) else { return [] }
+                // The one who could place the device in a home leaves: it leaves the home too.
+                let homes = HomeStore(transaction)
                 switch role {
                 case .special:
                     try await bindings.promoteOldestNormal(did: did)
+                    guard let home = try await homes.home(of: did) else { return [user.uid] }
+                    _ = try await homes.unplace(did, home: home)
+                    return [user.uid] + (try await homes.revoke(home: home, did: did)).map(\.uid)
                 case .owner:
+                    if let home = try await homes.home(of: did) { _ = try await homes.unplace(did, home: home) }
                     return [user.uid] + (try await bindings.deleteAll(did: did))
                 case .normal, .guest:
                     break
@@ -239,7 +245,7 @@ public struct BindingService: Sendable {
             host: endpoint.host, port: Int64(endpoint.mqttPort), tlsPort: Int64(endpoint.mqttTLSPort),
             webSocketPort: Int64(endpoint.webSocketPort), secureWebSocketPort: Int64(endpoint.secureWebSocketPort),
             protocolVersion: device.protocolVersion, wifiSoftVersion: device.wifiSoftVersion,
-            mcuSoftVersion: device.mcuSoftVersion, mcuHardVersion: device.mcuHardVersion
+            mcuSoftVersion: device.mcuSoftVersion, mcuHardVersion: device.mcuHardVersion, homeID: bound.homeID, roomID: bound.roomID
         )
     }
 }

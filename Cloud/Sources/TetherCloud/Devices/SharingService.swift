@@ -253,16 +253,23 @@ struct SharingService: Sendable {
     /// `POST /app/sharing/{did}/transfer?uid=`: the owner hands the device to one of its guests
     /// and is unbound; the other guests stay, as the new owner's.
     func transfer(_ user: AuthenticatedUser, did: String, to uid: String) async throws {
-        try await database.transaction { transaction in
+        let leftHome = try await database.transaction { transaction -> [String] in
             guard try await DeviceStore(transaction).find(did, lockingForUpdate: true) != nil else { throw CloudAPIError.deviceNotFound() }
             let roles = try await BindingStore(transaction).roles(of: did)
             guard roles.contains(where: { $0.uid == user.uid && $0.role == .owner }) else { throw CloudAPIError.onlyOwnerCanOperate() }
             guard uid != user.uid, roles.contains(where: { $0.uid == uid && $0.role == .guest }) else {
                 throw CloudAPIError.guestNotFound(detail: "the new owner must be a guest of the device")
             }
-            try await transaction.query("UPDATE bindings SET role = 'owner', expires_at = NULL WHERE did = $1 AND uid = $2", .text(did), .text(uid))
+            try await transaction.query(
+                "UPDATE bindings SET role = 'owner', expires_at = NULL, home_id = NULL WHERE did = $1 AND uid = $2", .text(did), .text(uid))
             _ = try await BindingStore(transaction).delete(user.uid, did: did)
+            // The device leaves the old owner's home, and the members who had it through it lose it.
+            let homes = HomeStore(transaction)
+            guard let home = try await homes.home(of: did) else { return [] }
+            _ = try await homes.unplace(did, home: home)
+            return try await homes.revoke(home: home, did: did).map(\.uid)
         }
+        for member in leftHome { try await ended(guest: member, did: did) }
         await bus.publish(.binding(uid: user.uid, did: did, bound: false))
         let device = try await deviceNames(did, aliasOf: uid).display
         try await messages.post(to: uid, content: "You now own \(device)", data: ["event": "transferred", "did": .string(did)])
@@ -285,11 +292,13 @@ struct SharingService: Sendable {
         ["event": .string(name), "sharing_id": .int(record.id), "did": .string(record.did)]
     }
 
-    /// A user as the other party sees them in messages: masked.
-    private func name(of uid: String) async throws -> String {
-        guard let profile = try await UserStore(database).profile(uid: uid) else { return "someone" }
+    private func name(of uid: String) async throws -> String { try await Self.displayName(of: uid, database) }
+
+    /// A user as the other party sees them in messages and lists: masked.
+    static func displayName(of uid: String, _ executor: any SQLExecutor) async throws -> String {
+        guard let profile = try await UserStore(executor).profile(uid: uid) else { return "someone" }
         let name = [profile.username, profile.email, profile.phone].first { !$0.isEmpty } ?? ""
-        return name.isEmpty ? "someone" : Self.mask(name)
+        return name.isEmpty ? "someone" : mask(name)
     }
 
     private func deviceNames(_ did: String, aliasOf uid: String) async throws -> (product: String, alias: String, display: String) {

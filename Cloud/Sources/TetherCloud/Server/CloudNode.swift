@@ -103,6 +103,7 @@ public struct CloudNode: Sendable {
         let sharing = SharingService(database: database, bus: bus)
         SharingRoutes(accounts: accounts, sharing: sharing).register(on: documented)
         MessageRoutes(accounts: accounts, messages: MessageCentre(database: database, bus: bus)).register(on: documented)
+        HomeRoutes(accounts: accounts, homes: HomeService(database: database, bus: bus)).register(on: documented)
         FirmwareRoutes(catalogue: FirmwareCatalogue(database: database), downloads: FirmwareDownloads(database: database)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
         var services: [any Service] = [bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger)]

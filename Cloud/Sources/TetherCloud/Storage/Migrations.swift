@@ -22,6 +22,7 @@ public enum Migrations {
         Migration(version: 10, name: "gateway topology", statements: Schema.version10),
         Migration(version: 11, name: "data forwarding", statements: Schema.version11),
         Migration(version: 12, name: "sharing and the message centre", statements: Schema.version12),
+        Migration(version: 13, name: "homes, rooms and members", statements: Schema.version13),
     ]
 
     /// The newest schema version this build knows.

@@ -50,6 +50,15 @@ public struct SQLRow: Sendable {
 
     public func optionalInt(_ column: String) -> Int64? { try? int(column) }
 
+    /// A number column (`REAL`/`DOUBLE PRECISION`); nil when NULL.
+    public func optionalDouble(_ column: String) -> Double? {
+        switch self[column] {
+        case .double(let value): value
+        case .int(let value): Double(value)
+        default: nil
+        }
+    }
+
     public func bool(_ column: String) throws(StorageError) -> Bool { try int(column) != 0 }
 
     public func blob(_ column: String) throws(StorageError) -> [UInt8] {

@@ -108,8 +108,8 @@ struct BindingStore: Sendable {
     func boundDevices(_ uid: String, includingDisabled: Bool, limit: Int64, skip: Int64) async throws(StorageError) -> [BoundDevice] {
         try await executor.query(
             """
-            SELECT \(DeviceRecord.columns), \(BindingRecord.columns), p.name AS product_name
-            FROM bindings b JOIN devices d ON d.did = b.did JOIN products p ON p.product_key = d.product_key
+            SELECT \(DeviceRecord.columns), \(BindingRecord.columns), p.name AS product_name, \(BoundDevice.homeColumns)
+            FROM bindings b JOIN devices d ON d.did = b.did JOIN products p ON p.product_key = d.product_key \(BoundDevice.homeJoin)
             WHERE b.uid = $1 AND (d.is_disabled = 0 OR $2 = 1)
             ORDER BY b.id LIMIT $3 OFFSET $4
             """,
@@ -126,8 +126,8 @@ struct BindingStore: Sendable {
     func boundDevice(_ uid: String, did: String) async throws(StorageError) -> BoundDevice? {
         try await executor.first(
             """
-            SELECT \(DeviceRecord.columns), \(BindingRecord.columns), p.name AS product_name
-            FROM bindings b JOIN devices d ON d.did = b.did JOIN products p ON p.product_key = d.product_key
+            SELECT \(DeviceRecord.columns), \(BindingRecord.columns), p.name AS product_name, \(BoundDevice.homeColumns)
+            FROM bindings b JOIN devices d ON d.did = b.did JOIN products p ON p.product_key = d.product_key \(BoundDevice.homeJoin)
             WHERE b.uid = $1 AND b.did = $2
             """,
             .text(uid), .text(did)
@@ -140,10 +140,18 @@ struct BoundDevice: Sendable {
     var device: DeviceRecord
     var binding: BindingRecord
     var productName: String
+    /// The device's home and room, when the user is a member of that home.
+    var homeID: Int64?
+    var roomID: Int64?
 
     init(row: SQLRow) throws(StorageError) {
         device = try DeviceRecord(row: row)
         binding = try BindingRecord(row: row)
         productName = try row.text("product_name")
+        homeID = row.optionalInt("home_id")
+        roomID = homeID == nil ? nil : row.optionalInt("room_id")
     }
+
+    static let homeColumns = "CASE WHEN hm.uid IS NULL THEN NULL ELSE hd.home_id END AS home_id, hd.room_id AS room_id"
+    static let homeJoin = "LEFT JOIN home_devices hd ON hd.did = d.did LEFT JOIN home_members hm ON hm.home_id = hd.home_id AND hm.uid = b.uid"
 }

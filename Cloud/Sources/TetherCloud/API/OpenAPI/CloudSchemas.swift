@@ -36,7 +36,8 @@ enum CloudSchemas {
                 "role": ["type": "string", "enum": ["special", "normal", "owner", "guest"]],
                 "proto_ver": JSONSchema.string, "wifi_soft_version": JSONSchema.string, "is_sandbox": JSONSchema.boolean,
                 "product_name": JSONSchema.string, "protoc": JSONSchema.integer, "mcu_soft_version": JSONSchema.string,
-                "mcu_hard_version": JSONSchema.string,
+                "mcu_hard_version": JSONSchema.string, "home_id": ["type": "integer", "format": "int64", "nullable": true],
+                "room_id": ["type": "integer", "format": "int64", "nullable": true],
             ],
             required: [
                 "product_key", "did", "mac", "is_online", "passcode", "host", "port", "port_s", "ws_port", "wss_port",
@@ -77,5 +78,29 @@ enum CloudSchemas {
             [
                 "devices": JSONSchema.array(JSONSchema.object(["did": JSONSchema.string], required: ["did"]), maxItems: 100)
             ], required: ["devices"]),
+        "Home": JSONSchema.object(
+            [
+                "id": JSONSchema.integer, "name": JSONSchema.string, "geo_name": JSONSchema.string,
+                "latitude": ["type": "number", "nullable": true], "longitude": ["type": "number", "nullable": true],
+                "role": ["type": "string", "enum": ["owner", "admin", "member"]],
+                "rooms": JSONSchema.array(JSONSchema.ref("Room")),
+                "members": JSONSchema.array(
+                    JSONSchema.object(
+                        [
+                            "uid": JSONSchema.string, "name": JSONSchema.string, "role": ["type": "string", "enum": ["owner", "admin", "member"]],
+                            "joined_at": JSONSchema.integer,
+                        ], required: ["uid", "name", "role", "joined_at"])),
+                "devices": JSONSchema.array(
+                    JSONSchema.object(
+                        ["did": JSONSchema.string, "room_id": ["type": "integer", "format": "int64", "nullable": true]], required: ["did", "room_id"])),
+                "created_at": JSONSchema.integer,
+            ], required: ["id", "name", "geo_name", "latitude", "longitude", "role", "rooms", "members", "devices", "created_at"]),
+        "Room": JSONSchema.object(["id": JSONSchema.integer, "name": JSONSchema.string], required: ["id", "name"]),
+        "HomeInvitation": JSONSchema.object(
+            [
+                "id": JSONSchema.integer, "home_id": JSONSchema.integer, "home_name": JSONSchema.string, "inviter_uid": JSONSchema.string,
+                "invitee_uid": JSONSchema.string, "role": ["type": "string", "enum": ["owner", "admin", "member"]],
+                "status": JSONSchema.integer(minimum: 0, maximum: 3), "created_at": JSONSchema.integer, "expired_at": JSONSchema.integer,
+            ], required: ["id", "home_id", "home_name", "inviter_uid", "invitee_uid", "role", "status", "created_at", "expired_at"]),
     ]
 }
