@@ -21,6 +21,8 @@ struct CloudPresence: Hashable, Sendable {
     var role: String
     var productName: String
     var passcode: String
+    var homeID: Int64?
+    var roomID: Int64?
 }
 
 extension Device {
@@ -36,6 +38,16 @@ extension Device {
     /// The user's remark for the device in the cloud, when bound.
     public var remark: String? { state.withLock { $0.path.binding?.remark } }
 
+    /// The user's role on the device in the cloud (`special`, `normal`, `owner`, `guest`), when
+    /// bound; a home's members are guests of its devices.
+    public var role: String? { state.withLock { $0.path.binding?.role } }
+
+    /// The home the device is placed in, when the user is one of its members (``TetherClient/homes``).
+    public var homeID: Int64? { state.withLock { $0.path.binding?.homeID } }
+
+    /// The device's room in that home, if it has one.
+    public var roomID: Int64? { state.withLock { $0.path.binding?.roomID } }
+
     /// The paths that reach the device now.
     public var reachability: Reachability { state.withLock { $0.path.reachability } }
 
@@ -47,7 +59,9 @@ extension Device {
     func updateCloud(_ device: CloudDevice?) {
         updatePath { state in
             let presence = device.map {
-                CloudPresence(isOnline: $0.isOnline, remark: $0.remark, alias: $0.alias, role: $0.role, productName: $0.productName, passcode: $0.passcode)
+                CloudPresence(
+                    isOnline: $0.isOnline, remark: $0.remark, alias: $0.alias, role: $0.role, productName: $0.productName, passcode: $0.passcode,
+                    homeID: $0.homeID, roomID: $0.roomID)
             }
             if let device {
                 if state.did.isEmpty { state.did = device.did }

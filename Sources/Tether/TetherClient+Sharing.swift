@@ -64,3 +64,25 @@ public struct DeviceSharing: Sendable {
         return try await account.withSession { session throws(TetherError) in try await body(account.api, session) }
     }
 }
+
+extension TetherClient {
+    /// The user's message centre: sharing (type 1), device alerts, faults and disconnections
+    /// (2–4, for the devices the user asked about) and homes (5).
+    public var messages: MessageCentre { MessageCentre(sharing: DeviceSharing(client: self)) }
+}
+
+/// The message centre (Gizwits Open API §2.2). New messages also arrive as
+/// ``TetherClientEvent/message(_:)`` while the real-time connection is up.
+public struct MessageCentre: Sendable {
+    let sharing: DeviceSharing
+
+    /// Your messages, newest first.
+    public func list(limit: Int = 20, skip: Int = 0) async throws(TetherError) -> [CloudMessage] {
+        try await sharing.messages(limit: limit, skip: skip)
+    }
+
+    /// Marks a message read, or deletes it.
+    public func mark(_ id: Int64, delete: Bool = false) async throws(TetherError) {
+        try await sharing.markMessage(id, delete: delete)
+    }
+}

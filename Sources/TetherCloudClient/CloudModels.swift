@@ -75,6 +75,10 @@ public struct CloudDevice: Hashable, Sendable {
     public var host: String
     /// The WebSocket port at `host`.
     public var webSocketPort: Int
+    /// The home the device is placed in, and its room there, when the user is a member of
+    /// that home (Tether extension).
+    public var homeID: Int64?
+    public var roomID: Int64?
 
     init(json: JSONValue) throws(TetherError) {
         self.init(body: try decodeBody("a device", json, as: DeviceBody.init(json:)))
@@ -93,6 +97,8 @@ public struct CloudDevice: Hashable, Sendable {
         role = body.role
         host = body.host
         webSocketPort = Int(clamping: body.webSocketPort)
+        homeID = body.homeID
+        roomID = body.roomID
     }
 }
 

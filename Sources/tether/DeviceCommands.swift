@@ -48,6 +48,9 @@ struct Devices: AsyncParsableCommand {
         if let endpoint = device.lanEndpoint { object["lan"] = .string(endpoint.description) }
         if let alias = device.alias { object["alias"] = .string(alias) }
         if let remark = device.remark { object["remark"] = .string(remark) }
+        if let role = device.role { object["role"] = .string(role) }
+        if let home = device.homeID { object["home"] = .int(home) }
+        if let room = device.roomID { object["room"] = .int(room) }
         return .object(object)
     }
 }

@@ -192,6 +192,31 @@ def test_sdk_end_to_end(stack):
         refused = stack.tether(bob, "write", lamp["did"], "Motor_Speed=0", "--timeout", "2", check=False)
         assert refused.returncode != 0 and "deviceOffline" in refused.stderr
 
+        # A home: bob joins as a member and gets the lamp (on the LAN with a grant, as the agent
+        # now takes passcodes only in its binding window); removed, he loses it.
+        home = json.loads(stack.tether(alice, "home", "create", "Flat", "--location", "Berlin", "--json").stdout)
+        room = json.loads(stack.tether(alice, "home", "add-room", str(home["id"]), "Kitchen", "--json").stdout)
+        stack.tether(alice, "home", "place", str(home["id"]), lamp["did"], "--room", str(room["id"]))
+        invitation = json.loads(stack.tether(alice, "home", "invite", str(home["id"]), "--username", "bob", "--json").stdout)
+        received = json.loads(stack.tether(bob, "home", "invitations", "--json").stdout)
+        assert [(i["id"], i["home_name"], i["role"]) for i in received] == [(invitation["id"], "Flat", "member")]
+        stack.tether(bob, "home", "accept", str(invitation["id"]))
+        bob_config = json.load(open(os.path.join(bob, "config.json")))
+        bob_config["tcpPort"] = stack.tcp_port
+        json.dump(bob_config, open(os.path.join(bob, "config.json"), "w"))
+        lan = ["--discover", f"127.0.0.1:{stack.udp_port}"]
+        devices = json.loads(stack.tether(bob, "devices", "--json", *lan).stdout)
+        assert [(d["did"], d["role"], d["home"], d["room"]) for d in devices] == [(lamp["did"], "guest", home["id"], room["id"])]
+        assert "(LAN)" in stack.tether(bob, "write", lamp["did"], "Motor_Speed=2", *lan).stdout
+        shown = json.loads(stack.tether(bob, "home", "show", str(home["id"]), "--json").stdout)
+        assert [m["role"] for m in shown["members"]] == ["owner", "member"] and shown["devices"] == [{"did": lamp["did"], "room_id": room["id"]}]
+        bob_uid = json.loads(stack.tether(bob, "whoami", "--json").stdout)["uid"]
+        stack.tether(alice, "home", "remove", str(home["id"]), "--uid", bob_uid)
+        assert json.loads(stack.tether(bob, "home", "list", "--json").stdout) == []
+        assert all(d.get("bound") is False for d in json.loads(stack.tether(bob, "devices", "--json", *lan).stdout))
+        refused = stack.tether(bob, "write", lamp["did"], "Motor_Speed=0", "--timeout", "2", *lan, check=False)
+        assert refused.returncode != 0, refused.stdout
+
         stack.tether(alice, "logout")
         assert stack.tether(alice, "whoami", check=False).returncode != 0
     finally:

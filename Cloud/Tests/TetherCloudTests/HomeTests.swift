@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+import Tether
 import TetherCloudProtocol
 import TetherCore
 
@@ -155,6 +156,57 @@ struct HomeTests {
             // The special user unbinds: the device leaves the home.
             #expect(try await cloud.call(.delete, "/app/bindings", token: owner.token, json: ["devices": [["did": .string(device.did)]]]).status == .ok)
             #expect(try await HomeTests.home(cloud, first.id, token: owner.token).devices.isEmpty)
+        }
+    }
+
+    @Test("two SDK clients: the owner makes a home and invites, the member hears of it, joins and finds the device with its home and room; removed, it is gone")
+    func sdk() async throws {
+        try await CloudHarness.run(.sqlite) { cloud in
+            let device = try await DeviceFixtures.registeredDevice(cloud, sharing: true)
+            let configuration = TetherClient.Configuration(
+                products: [try ThingModel(gizwitsJSON: try DeviceFixtures.petHouse())], lan: LANConfiguration(discoveryEnabled: false),
+                cloud: .init(
+                    endpoint: try CloudEndpoint(url: "http://127.0.0.1:\(cloud.httpPort)"), appID: cloud.app.appID, sessionStore: MemorySessionStore(),
+                    requestTimeout: .seconds(20)))
+            try await withTetherClient(configuration: configuration, logger: GatewayFixtures.quietLogger) { owner in
+                try await withTetherClient(configuration: configuration, logger: GatewayFixtures.quietLogger) { member in
+                    let memberName = "sdkmember\(UInt32.random(in: 0...UInt32.max))"
+                    _ = try await owner.account!.register(username: "sdkhomeowner\(UInt32.random(in: 0...UInt32.max))", password: "Passw0rd!")
+                    let memberUID = try await member.account!.register(username: memberName, password: "Passw0rd!").uid
+                    _ = try await owner.bind(did: device.did, passcode: device.passcode)
+                    let home = try await owner.homes.create(name: "Cabin", geoName: "Lakeside")
+                    let room = try await owner.homes.addRoom("Porch", to: home.id)
+                    try await owner.homes.place(device.did, in: home.id, room: room.id)
+                    #expect(owner.devices.first { $0.did == device.did }?.homeID == home.id)
+                    #expect(owner.devices.first { $0.did == device.did }?.role == "owner")
+
+                    let events = member.events()
+                    let invitation = try await owner.homes.invite(.username(memberName), to: home.id)
+                    let heard = await withTaskGroup(of: CloudMessage?.self) { group in
+                        group.addTask {
+                            for await event in events { if case .message(let message) = event { return message } }
+                            return nil
+                        }
+                        group.addTask { try? await Task.sleep(for: .seconds(15)); return nil }
+                        defer { group.cancelAll() }
+                        return await group.next() ?? nil
+                    }
+                    #expect(heard?.type == 5 && heard?.data["invitation_id"] == .int(invitation.id), "the invitation was pushed to the member's client")
+                    #expect(try await member.homes.invitations().map(\.id) == [invitation.id])
+                    try await member.homes.answer(invitation.id, accept: true)
+                    let reached = try #require(member.devices.first { $0.did == device.did })
+                    #expect(reached.isBound && reached.role == "guest" && reached.homeID == home.id && reached.roomID == room.id)
+                    #expect(try await member.homes.list().map(\.name) == ["Cabin"])
+                    let refused = await #expect(throws: TetherError.self) { try await member.homes.addRoom("Shed", to: home.id) }
+                    #expect(refused?.cloudCode == 9506)
+
+                    try await owner.homes.removeMember(memberUID, from: home.id)
+                    _ = try await member.refreshBindings()
+                    #expect(!member.devices.contains { $0.did == device.did && $0.isBound })
+                    #expect(try await member.homes.list().isEmpty)
+                    #expect(try await member.messages.list().contains { $0.data["event"] == "home_removed" })
+                }
+            }
         }
     }
 }
