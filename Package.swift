@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "Tether", targets: ["Tether"]),
         .library(name: "TetherCore", targets: ["TetherCore"]),
         .library(name: "TetherGizwitsLAN", targets: ["TetherGizwitsLAN"]),
+        .library(name: "TetherTuyaLAN", targets: ["TetherTuyaLAN"]),
         .library(name: "TetherAgent", targets: ["TetherAgent"]),
         .library(name: "TetherMQTT", targets: ["TetherMQTT"]),
         .library(name: "TetherAlink", targets: ["TetherAlink"]),
@@ -47,6 +48,17 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The Tuya local protocol 3.1–3.5 (shared/reference/tuya-lan.md): frames, keys, sessions, discovery.
+        .target(
+            name: "TetherTuyaLAN",
+            dependencies: [
+                "TetherCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                // AES single-block permutation: Tuya's ECB.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // The client side of the WebSocket upgrade, shared by TetherMQTT and TetherCloudClient.
@@ -162,7 +174,7 @@ let package = Package(
         .target(
             name: "TetherTestSupport",
             dependencies: [
-                "TetherCore", "TetherGizwitsLAN", "TetherAgent", "TetherMQTT", "TetherAlink",
+                "TetherCore", "TetherGizwitsLAN", "TetherAgent", "TetherMQTT", "TetherAlink", "TetherTuyaLAN",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -180,6 +192,13 @@ let package = Package(
                 "TetherTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "TetherTuyaLANTests",
+            dependencies: [
+                "TetherTuyaLAN", "TetherTestSupport", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),

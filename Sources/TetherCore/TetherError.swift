@@ -76,6 +76,11 @@ extension ErrorCode where Domain == TetherError {
     public static var unsupportedVersion: Self { Self(2003, "unsupportedVersion") }
     /// A P0 payload does not fit the product's data-point layout.
     public static var malformedPayload: Self { Self(2004, "malformedPayload") }
+    /// A frame's check failed (CRC32, HMAC or GCM tag): corrupted, forged, or sealed with another
+    /// key (a wrong local key, on Tuya 3.4 and 3.5).
+    public static var integrityCheckFailed: Self { Self(2005, "integrityCheckFailed") }
+    /// A payload does not decrypt with the key (a wrong local key, on Tuya 3.1 to 3.3).
+    public static var decryptionFailed: Self { Self(2006, "decryptionFailed") }
 
     // 3xxx: connections and devices
     /// A connection could not be established (refused, unreachable, no such host).
@@ -110,6 +115,9 @@ extension ErrorCode where Domain == TetherError {
     /// The device refused the grant: expired by its clock, signed by a key it does not trust,
     /// or made for another device.
     public static var lanGrantRefused: Self { Self(3014, "lanGrantRefused") }
+    /// A Tuya 3.4/3.5 session-key negotiation failed at a named step (the device's proof of the
+    /// local key did not match, or its answer was malformed).
+    public static var sessionNegotiationFailed: Self { Self(3015, "sessionNegotiationFailed") }
 
     // 4xxx: the cloud and the user's session
     /// The cloud refused the request; ``TetherError/cloudCode`` says why (the Open API's code).
@@ -125,10 +133,11 @@ extension ErrorCode where Domain == TetherError {
         [
             .invalidModel, .unknownDataPoint, .readOnlyDataPoint, .valueOutOfRange, .wrongValueType,
             .notMultipleOfStep, .unsupportedDataType, .invalidArgument, .unknownProduct,
-            .malformedFrame, .frameTooLarge, .unsupportedVersion, .malformedPayload,
+            .malformedFrame, .frameTooLarge, .unsupportedVersion, .malformedPayload, .integrityCheckFailed, .decryptionFailed,
             .connectionFailed, .connectionClosed, .timeout, .notInBindingWindow, .loginFailed,
             .notControllable, .deviceOffline, .unexpectedResponse, .cancelled, .bindFailed,
-            .downloadFailed, .digestMismatch, .lanGrantRequired, .lanGrantRefused, .cloudRefused, .notLoggedIn, .unexpectedCloudResponse,
+            .downloadFailed, .digestMismatch, .lanGrantRequired, .lanGrantRefused, .sessionNegotiationFailed,
+            .cloudRefused, .notLoggedIn, .unexpectedCloudResponse,
         ]
     }
 }

@@ -7,11 +7,11 @@ import TetherTestSupport
 enum FuzzHarness {
     static let targets: [String: @Sendable ([UInt8]) -> String?] = [
         "gizwits-lan": FuzzTargets.gizwitsLAN, "mqtt": FuzzTargets.mqtt, "alink": FuzzTargets.alink,
-        "lan-grant": FuzzTargets.lanGrant,
+        "lan-grant": FuzzTargets.lanGrant, "tuya": FuzzTargets.tuya,
     ]
     static let seeds: [String: [[UInt8]]] = [
         "gizwits-lan": FuzzTargets.seeds, "mqtt": FuzzTargets.mqttSeeds, "alink": FuzzTargets.alinkSeeds,
-        "lan-grant": FuzzTargets.lanGrantSeeds,
+        "lan-grant": FuzzTargets.lanGrantSeeds, "tuya": FuzzTargets.tuyaSeeds,
     ]
 }
 
