@@ -4,7 +4,8 @@ import TetherCloudProtocol
 import TetherCore
 import TetherGizwitsLAN
 
-/// A LAN grant the SDK holds for a device, with when it arrived (both by this machine's clock).
+/// A LAN grant the SDK holds for a device, with when it arrived and when it lapses, both by this
+/// machine's clock.
 struct HeldLANGrant: Sendable {
     var text: String
     var expiresAt: Int64
@@ -111,7 +112,11 @@ extension Device {
         guard link != nil, !did.isEmpty else { return nil }
         do throws(TetherError) {
             let body = try await withCloudCall { api, session, did throws(TetherError) in try await api.lanGrant(session, did: did) }
-            let fresh = HeldLANGrant(text: body.grant, expiresAt: body.expiresAt, receivedAt: TetherAccount.unixNow())
+            // Timed by this machine's clock alone: the grant's own life (its exp − iat) from when
+            // it arrived, so that a phone whose clock is off neither renews in a loop nor too late.
+            let received = TetherAccount.unixNow()
+            let lifetime = LANGrant.parse(body.grant).map { $0.grant.expiresAt - $0.grant.issuedAt } ?? (body.expiresAt - received)
+            let fresh = HeldLANGrant(text: body.grant, expiresAt: received + max(1, lifetime), receivedAt: received)
             state.withLock { $0.lanGrant = fresh }
             return fresh
         } catch {

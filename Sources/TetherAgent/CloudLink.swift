@@ -112,13 +112,16 @@ public struct CloudLink: Sendable {
     /// grants"). A cloud without the extension leaves the device on passcodes.
     private func fetchGrantKeys(_ client: AlinkDeviceClient) async {
         do throws(TetherError) {
-            for key in try await client.lanGrantKeys().keys {
-                guard let trusted = LANGrantKey(base64: key.publicKey), trusted.keyID == key.keyID else {
+            var trusted: [LANGrantKey] = []
+            // The cloud lists its keys newest first; the device keeps them oldest first.
+            for key in try await client.lanGrantKeys().keys.reversed() {
+                guard let usable = LANGrantKey(base64: key.publicKey), usable.keyID == key.keyID else {
                     logger.warning("the cloud sent an unusable grant key", metadata: ["kid": "\(key.keyID)"])
                     continue
                 }
-                device.lanGrants.trust(trusted)
+                trusted.append(usable)
             }
+            device.lanGrants.replace(with: trusted)
         } catch {
             logger.info("no LAN grant keys from the cloud; passcodes keep logging in", metadata: ["error": "\(error)"])
         }

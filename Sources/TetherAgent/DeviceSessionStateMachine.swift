@@ -115,6 +115,10 @@ struct DeviceSessionStateMachine {
             device.events.yield(.rejectedControl(TetherError(.notControllable, "the client's grant does not allow control"), client: client))
             return nil
         }
+        if case .read = message, !rights.contains(.read) {
+            device.events.yield(.rejectedControl(TetherError(.notControllable, "the client's grant does not allow reading"), client: client))
+            return nil
+        }
         switch message {
         case .control(let values):
             let status = device.applyControl(values, from: client)

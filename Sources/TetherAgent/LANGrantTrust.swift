@@ -29,10 +29,19 @@ public final class LANGrantTrust: Sendable {
     public let passcodeLogins: PasscodeLogins
     /// Unix seconds, as the device's clock says; tests move it.
     public let now: @Sendable () -> Int64
+    /// Where the keys are kept across restarts (a module keeps them in flash): one Base64 key per
+    /// line. Nil keeps them in memory only, and a restarted device takes passcodes again until it
+    /// reaches the cloud.
+    public let keyFile: String?
 
-    public init(passcodeLogins: PasscodeLogins = .untilActivated, now: (@Sendable () -> Int64)? = nil) {
+    public init(passcodeLogins: PasscodeLogins = .untilActivated, keyFile: String? = nil, now: (@Sendable () -> Int64)? = nil) {
         self.passcodeLogins = passcodeLogins
+        self.keyFile = keyFile
         self.now = now ?? { Int64(Date().timeIntervalSince1970) }
+        if let keyFile, let text = try? String(contentsOfFile: keyFile, encoding: .utf8) {
+            let keys = text.split(separator: "\n").compactMap { LANGrantKey(base64: String($0)) }
+            state.withLock { $0.keys = Array(keys.suffix(Self.maximumKeys)) }
+        }
     }
 
     /// The cloud's keys the device holds, oldest first.
@@ -43,10 +52,38 @@ public final class LANGrantTrust: Sendable {
 
     /// Adds a key from the cloud (known keys are kept once; the oldest go past ``maximumKeys``).
     public func trust(_ key: LANGrantKey) {
-        state.withLock { state in
-            guard !state.keys.contains(key) else { return }
+        let changed = state.withLock { state -> [LANGrantKey]? in
+            guard !state.keys.contains(key) else { return nil }
             state.keys.append(key)
             if state.keys.count > Self.maximumKeys { state.keys.removeFirst(state.keys.count - Self.maximumKeys) }
+            return state.keys
+        }
+        if let changed { store(changed) }
+    }
+
+    /// The cloud's current list replaces the device's, so that a key the cloud dropped (rotated,
+    /// or leaked) stops being trusted. An empty list changes nothing: the device stays activated.
+    public func replace(with keys: [LANGrantKey]) {
+        guard !keys.isEmpty else { return }
+        let kept = Array(keys.suffix(Self.maximumKeys))
+        let changed = state.withLock { state -> Bool in
+            guard state.keys != kept else { return false }
+            state.keys = kept
+            return true
+        }
+        if changed { store(kept) }
+    }
+
+    private func store(_ keys: [LANGrantKey]) {
+        guard let keyFile else { return }
+        let text = keys.map(\.base64).joined(separator: "\n") + "\n"
+        // Written aside and renamed: a device that loses power mid-write keeps the old list.
+        let temporary = keyFile + ".new"
+        do {
+            try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+            _ = rename(temporary, keyFile)
+        } catch {
+            // The keys stay in memory; the next fetch tries again.
         }
     }
 

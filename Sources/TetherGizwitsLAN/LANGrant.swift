@@ -93,10 +93,10 @@ public struct LANGrant: Hashable, Sendable {
             let keyID = document["kid"]?.stringValue, let did = document["did"]?.stringValue, let uid = document["uid"]?.stringValue,
             case .int(let issuedAt)? = document["iat"], case .int(let expiresAt)? = document["exp"], let names = document["rights"]?.arrayValue
         else { return nil }
+        // Rights this device does not know (a later cloud's) grant nothing here.
         var rights: Rights = []
         for name in names {
-            guard let known = Rights.names.first(where: { .string($0.1) == name }) else { return nil }
-            rights.insert(known.0)
+            if let known = Rights.names.first(where: { .string($0.1) == name }) { rights.insert(known.0) }
         }
         return (LANGrant(keyID: keyID, did: did, uid: uid, rights: rights, issuedAt: issuedAt, expiresAt: expiresAt), payload, signature)
     }

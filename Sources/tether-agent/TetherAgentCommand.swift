@@ -93,6 +93,12 @@ struct Simulate: AsyncParsableCommand {
     )
     var lanPasscode: LANPasscodeOption = .untilActivated
 
+    @Option(
+        name: .customLong("state-dir"),
+        help: "A directory where each device keeps what a module keeps in flash (the cloud's LAN grant keys), so that a restarted device stays activated."
+    )
+    var stateDirectory: String?
+
     @Flag(name: .customLong("lan"), inversion: .prefixedNo, help: "Serve the LAN protocol (--no-lan with --cloud: cloud only, up to 20,000 devices).")
     var lan = true
 
@@ -141,7 +147,7 @@ struct Simulate: AsyncParsableCommand {
                 cloudIdentities[index].lan.apply(to: &identity)
                 identity.productKey = cloudIdentities[index].device.productKey
             }
-            let trust = LANGrantTrust(passcodeLogins: lanPasscode.policy)
+            let trust = LANGrantTrust(passcodeLogins: lanPasscode.policy, keyFile: stateDirectory.map { "\($0)/\(identity.did).lan-keys" })
             let device = try VirtualDevice(model: model, identity: identity, bindable: bindable, onboarding: softap, lanGrants: trust)
             devices.append(device)
             if lan {

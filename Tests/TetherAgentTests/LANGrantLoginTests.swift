@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import NIOCore
 import Synchronization
 import Testing
@@ -128,6 +129,24 @@ struct LANGrantLoginTests {
         #expect(try !bench.control(on: &session))
         let read = bench.send(.p0WithAck(sn: 2, p0: try bench.device.codec.encode(.read([]))), on: &session)
         #expect(read.count == 1)
+    }
+
+    @Test("keys survive a restart in the key file; the cloud's list replaces the device's (a dropped key stops being trusted)")
+    func keyFile() throws {
+        let path = "/tmp/tether-lan-keys-\(UInt32.random(in: 0...UInt32.max))"
+        defer { unlink(path) }
+        let first = LANGrantKey(FuzzTargets.grantSigningKey.publicKey)
+        let trust = LANGrantTrust(keyFile: path)
+        #expect(!trust.isActivated)
+        trust.trust(first)
+        let restarted = LANGrantTrust(keyFile: path)
+        #expect(restarted.isActivated && restarted.keys == [first], "a restarted device still checks grants")
+        let rotated = LANGrantKey(Curve25519.Signing.PrivateKey().publicKey)
+        restarted.replace(with: [rotated])
+        #expect(restarted.keys == [rotated])
+        #expect(LANGrantTrust(keyFile: path).keys == [rotated])
+        restarted.replace(with: [])
+        #expect(restarted.isActivated, "an empty list does not deactivate the device")
     }
 
     @Test("keys: kept once each, the newest four")

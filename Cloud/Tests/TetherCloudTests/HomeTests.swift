@@ -153,6 +153,12 @@ struct HomeTests {
             #expect(try await cloud.call(.delete, "/app/home_invitations/\(again.id)", token: owner.token).status == .ok)
             #expect(try await cloud.call(.put, "/app/home_invitations/\(again.id)?status=1", token: neighbour.token).errorCode == 9089)
 
+            // Guests get no passcode to keep: a home's member rebinding by it is not possible.
+            let again2 = try HomeInvitationBody(
+                json: try #require(try await cloud.call(.post, "/app/homes/\(first.id)/members", token: owner.token, json: ["uid": .string(neighbour.uid)]).json))
+            #expect(try await cloud.call(.put, "/app/home_invitations/\(again2.id)?status=1", token: neighbour.token).status == .ok)
+            #expect(try await HomeTests.bindings(cloud, token: neighbour.token).first?.passcode == device.passcode, "its own binding keeps its passcode")
+
             // The special user unbinds: the device leaves the home.
             #expect(try await cloud.call(.delete, "/app/bindings", token: owner.token, json: ["devices": [["did": .string(device.did)]]]).status == .ok)
             #expect(try await HomeTests.home(cloud, first.id, token: owner.token).devices.isEmpty)
@@ -207,6 +213,49 @@ struct HomeTests {
                     #expect(try await member.messages.list().contains { $0.data["event"] == "home_removed" })
                 }
             }
+        }
+    }
+
+    @Test("a member who owns a device takes it out whatever its role, and leaving takes its devices out; guests see no passcode; the owner's guest list and removal leave a home's members alone", arguments: TestEngine.allCases)
+    func ownersOfDevices(engine: TestEngine) async throws {
+        try await CloudHarness.run(engine) { cloud in
+            let suffix = UInt32.random(in: 0...UInt32.max)
+            let owner = try await cloud.register("hostowner\(suffix)")
+            let lender = try await cloud.register("lender\(suffix)")
+            let other = try await cloud.register("other\(suffix)")
+            let lent = try await DeviceFixtures.registeredDevice(cloud, sharing: true)
+            #expect(try await DeviceFixtures.bind(cloud, lent, token: lender.token)["success"] == [.string(lent.did)])
+            let home = try HomeBody(json: try #require(try await cloud.call(.post, "/app/homes", token: owner.token, json: ["name": "Shared"]).json))
+            for (user, role) in [(lender, "admin"), (other, "member")] {
+                let invitation = try HomeInvitationBody(
+                    json: try #require(
+                        try await cloud.call(.post, "/app/homes/\(home.id)/members", token: owner.token, json: ["uid": .string(user.uid), "role": .string(role)])
+                            .json))
+                #expect(try await cloud.call(.put, "/app/home_invitations/\(invitation.id)?status=1", token: user.token).status == .ok)
+            }
+            #expect(try await cloud.call(.put, "/app/homes/\(home.id)/devices/\(lent.did)", token: lender.token).status == .ok)
+            let otherView = try await HomeTests.bindings(cloud, token: other.token)
+            #expect(otherView.map(\.did) == [lent.did] && otherView.first?.passcode == "", "a member sees no passcode")
+            // The lender shares it too; revoking that share leaves the home's binding alone.
+            #expect(try await HomeTests.bindings(cloud, token: owner.token).map(\.did) == [lent.did])
+            let share = try await cloud.call(
+                .post, "/app/sharing", token: lender.token, json: SharingCreateBody(kind: .user, did: lent.did, receiver: .uid(other.uid)).json)
+            #expect(share.errorCode == 9083, "already bound through the home")
+            #expect(try await cloud.call(.get, "/app/\(lent.did)/bindings", token: lender.token).json == .array([]), "home members are not the share's guests")
+            #expect(try await cloud.call(.delete, "/app/\(lent.did)/bindings?uid=\(other.uid)", token: lender.token).errorCode == 9082)
+
+            // Demoted to member, the lender still takes its own device out; placed again, it leaves with it.
+            #expect(try await cloud.call(.put, "/app/homes/\(home.id)/members/\(lender.uid)", token: owner.token, json: ["role": "member"]).status == .ok)
+            #expect(try await cloud.call(.delete, "/app/homes/\(home.id)/devices/\(lent.did)", token: other.token).errorCode == 9506)
+            #expect(try await cloud.call(.delete, "/app/homes/\(home.id)/devices/\(lent.did)", token: lender.token).status == .ok)
+            #expect(try await HomeTests.bindings(cloud, token: other.token).isEmpty)
+            #expect(try await cloud.call(.put, "/app/homes/\(home.id)/members/\(lender.uid)", token: owner.token, json: ["role": "admin"]).status == .ok)
+            #expect(try await cloud.call(.put, "/app/homes/\(home.id)/devices/\(lent.did)", token: lender.token).status == .ok)
+            #expect(try await HomeTests.bindings(cloud, token: other.token).map(\.did) == [lent.did])
+            #expect(try await cloud.call(.delete, "/app/homes/\(home.id)/members/\(lender.uid)", token: lender.token).status == .ok)
+            #expect(try await HomeTests.bindings(cloud, token: other.token).isEmpty, "the leaving owner's device left with it")
+            #expect(try await HomeTests.home(cloud, home.id, token: owner.token).devices.isEmpty)
+            #expect(try await HomeTests.bindings(cloud, token: lender.token).map(\.role) == ["owner"])
         }
     }
 }

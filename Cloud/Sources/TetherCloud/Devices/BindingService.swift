@@ -167,24 +167,23 @@ public struct BindingService: Sendable {
         for did in body.dids {
             // The users whose binding ended: the caller, and the guests when the owner leaves.
             let ended = try await database.transaction { transaction -> [String] in
+                // Homes are locked before devices, everywhere.
+                let homes = HomeStore(transaction)
+                if let home = try await homes.home(of: did) { try await homes.lock(home) }
                 guard try await DeviceStore(transaction).find(did, lockingForUpdate: true) != nil else { return [] }
                 let bindings = BindingStore(transaction)
                 guard let role = try await bindings.delete(user.uid, did: did) else { return [] }
                 // The one who could place the device in a home leaves: it leaves the home too.
-                let homes = HomeStore(transaction)
-                switch role {
-                case .special:
-                    try await bindings.promoteOldestNormal(did: did)
-                    guard let home = try await homes.home(of: did) else { return [user.uid] }
-                    _ = try await homes.unplace(did, home: home)
-                    return [user.uid] + (try await homes.revoke(home: home, did: did)).map(\.uid)
-                case .owner:
-                    if let home = try await homes.home(of: did) { _ = try await homes.unplace(did, home: home) }
-                    return [user.uid] + (try await bindings.deleteAll(did: did))
-                case .normal, .guest:
-                    break
+                var ended = [user.uid]
+                if role == .special || role == .owner, let home = try await homes.home(of: did) {
+                    ended += try await HomeService.takeOut(did, home: home, on: transaction).map(\.uid)
                 }
-                return [user.uid]
+                switch role {
+                case .special: try await bindings.promoteOldestNormal(did: did)
+                case .owner: ended += try await bindings.deleteAll(did: did)
+                case .normal, .guest: break
+                }
+                return ended
             }
             if ended.isEmpty { failed.append(did) } else { success.append(did) }
             for uid in ended { await bus?.publish(.binding(uid: uid, did: did, bound: false)) }
@@ -239,8 +238,10 @@ public struct BindingService: Sendable {
     private func deviceBody(_ bound: BoundDevice) -> DeviceBody {
         let (device, binding) = (bound.device, bound.binding)
         return DeviceBody(
+            // Guests (by sharing or a home) get no passcode: one learned stays valid after their
+            // access ends, on the LAN and for binding again. They log in on the LAN with grants.
             did: device.did, productKey: device.productKey, productName: bound.productName, mac: device.mac ?? "",
-            passcode: device.passcode, isOnline: device.isOnline, isDisabled: device.isDisabled, type: device.type,
+            passcode: binding.role == .guest ? "" : device.passcode, isOnline: device.isOnline, isDisabled: device.isDisabled, type: device.type,
             remark: binding.remark, alias: binding.alias, labels: binding.labels, role: binding.role.rawValue,
             host: endpoint.host, port: Int64(endpoint.mqttPort), tlsPort: Int64(endpoint.mqttTLSPort),
             webSocketPort: Int64(endpoint.webSocketPort), secureWebSocketPort: Int64(endpoint.secureWebSocketPort),

@@ -192,9 +192,9 @@ struct SharingService: Sendable {
                 guard try await SharingStore(transaction).move(id, from: .accepted, to: .cancelled, now: now) != nil else {
                     throw CloudAPIError.sharingAlreadyCancelled()
                 }
-                if try await BindingStore(transaction).roles(of: record.did).contains(where: { $0.uid == guest && $0.role == .guest }) {
-                    _ = try await BindingStore(transaction).delete(guest, did: record.did)
-                }
+                // The share's binding only: what a home gave stays with the home.
+                try await transaction.query(
+                    "DELETE FROM bindings WHERE uid = $1 AND did = $2 AND role = 'guest' AND home_id IS NULL", .text(guest), .text(record.did))
             }
             try await ended(guest: guest, did: record.did)
             let device = try await deviceNames(record.did, aliasOf: record.ownerUID).display
@@ -231,8 +231,11 @@ struct SharingService: Sendable {
         try await requireOwner(user, did: did)
         guard uid != user.uid else { throw CloudAPIError.ownerCannotUnbindSelf() }
         let removed = try await database.transaction { transaction -> Bool in
-            guard try await BindingStore(transaction).roles(of: did).contains(where: { $0.uid == uid && $0.role == .guest }) else { return false }
-            _ = try await BindingStore(transaction).delete(uid, did: did)
+            // A guest by sharing; a home's members lose the device when it leaves the home.
+            guard
+                try await transaction.first(
+                    "DELETE FROM bindings WHERE uid = $1 AND did = $2 AND role = 'guest' AND home_id IS NULL RETURNING uid", .text(uid), .text(did)) != nil
+            else { return false }
             try await transaction.query(
                 "UPDATE sharing_invitations SET status = 3, updated_at = $3 WHERE did = $1 AND guest_uid = $2 AND status = 1", .text(did), .text(uid),
                 .int(Clock.unixNow()))
@@ -254,6 +257,9 @@ struct SharingService: Sendable {
     /// and is unbound; the other guests stay, as the new owner's.
     func transfer(_ user: AuthenticatedUser, did: String, to uid: String) async throws {
         let leftHome = try await database.transaction { transaction -> [String] in
+            // Homes are locked before devices, everywhere.
+            let homes = HomeStore(transaction)
+            if let home = try await homes.home(of: did) { try await homes.lock(home) }
             guard try await DeviceStore(transaction).find(did, lockingForUpdate: true) != nil else { throw CloudAPIError.deviceNotFound() }
             let roles = try await BindingStore(transaction).roles(of: did)
             guard roles.contains(where: { $0.uid == user.uid && $0.role == .owner }) else { throw CloudAPIError.onlyOwnerCanOperate() }
@@ -264,10 +270,8 @@ struct SharingService: Sendable {
                 "UPDATE bindings SET role = 'owner', expires_at = NULL, home_id = NULL WHERE did = $1 AND uid = $2", .text(did), .text(uid))
             _ = try await BindingStore(transaction).delete(user.uid, did: did)
             // The device leaves the old owner's home, and the members who had it through it lose it.
-            let homes = HomeStore(transaction)
             guard let home = try await homes.home(of: did) else { return [] }
-            _ = try await homes.unplace(did, home: home)
-            return try await homes.revoke(home: home, did: did).map(\.uid)
+            return try await HomeService.takeOut(did, home: home, on: transaction).map(\.uid)
         }
         for member in leftHome { try await ended(guest: member, did: did) }
         await bus.publish(.binding(uid: user.uid, did: did, bound: false))

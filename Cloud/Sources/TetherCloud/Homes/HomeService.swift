@@ -52,13 +52,13 @@ struct HomeService: Sendable {
 
     /// The owner deletes the home: every member's access through it ends.
     func delete(_ user: AuthenticatedUser, id: Int64) async throws {
-        let (home, _) = try await membership(user, id, atLeast: .owner)
-        let (members, ended) = try await database.transaction { transaction in
+        let (home, members, ended) = try await database.transaction { transaction in
+            let (home, _) = try await membership(user, id, atLeast: .owner, on: transaction)
             let store = HomeStore(transaction)
             let members = try await store.members(id).map(\.uid)
             let ended = try await store.revoke(home: id)
             try await store.delete(id)
-            return (members, ended)
+            return (home, members, ended)
         }
         try await announce(ended)
         for uid in members where uid != user.uid {
@@ -95,9 +95,9 @@ struct HomeService: Sendable {
     /// product without sharing) in the home, or moves it to another room; every member who is
     /// not bound to it already gets it.
     func place(_ user: AuthenticatedUser, id: Int64, did: String, room: Int64?) async throws {
-        let (home, _) = try await membership(user, id, atLeast: .admin)
         let now = Clock.unixNow()
-        let granted = try await database.transaction { transaction -> [String] in
+        let (home, granted) = try await database.transaction { transaction -> (HomeRecord, [String]) in
+            let (home, _) = try await membership(user, id, atLeast: .admin, on: transaction)
             guard try await DeviceStore(transaction).find(did, lockingForUpdate: true) != nil else { throw CloudAPIError.deviceNotFound() }
             let store = HomeStore(transaction)
             if let room, try await !store.roomExists(id, id: room) { throw CloudAPIError.roomNotFound() }
@@ -105,17 +105,18 @@ struct HomeService: Sendable {
             if current == id {
                 // Moved to another room of the same home: any owner or admin of it.
                 try await store.place(did, home: id, room: room, by: user.uid, now: now)
-                return []
+                return (home, [])
             }
-            guard let own = try await BindingStore(transaction).roles(of: did).first(where: { $0.uid == user.uid }), own.role == .owner || own.role == .special
-            else { throw CloudAPIError.onlyOwnerCanOperate(detail: "only the device's owner places it in a home") }
+            guard try await Self.owns(user.uid, did: did, on: transaction) else {
+                throw CloudAPIError.onlyOwnerCanOperate(detail: "only the device's owner places it in a home")
+            }
             guard current == nil else { throw CloudAPIError.deviceInAnotherHome() }
             try await store.place(did, home: id, room: room, by: user.uid, now: now)
             var granted: [String] = []
             for member in try await store.members(id) where try await store.grant(member.uid, did: did, home: id, now: now) {
                 granted.append(member.uid)
             }
-            return granted
+            return (home, granted)
         }
         for uid in granted {
             await bus.publish(.binding(uid: uid, did: did, bound: true))
@@ -123,17 +124,34 @@ struct HomeService: Sendable {
         }
     }
 
-    /// An owner or admin takes a device out of the home: the members it reached through the home
-    /// lose it.
+    /// Whether `uid` owns `did` by a binding of its own (owner, or special user of a product
+    /// without sharing).
+    private static func owns(_ uid: String, did: String, on executor: any SQLExecutor) async throws -> Bool {
+        try await executor.first(
+            "SELECT role FROM bindings WHERE uid = $1 AND did = $2 AND home_id IS NULL AND role IN ('owner', 'special')", .text(uid), .text(did)) != nil
+    }
+
+    /// An owner or admin takes a device out of the home, and so may the device's own owner
+    /// whatever its role: the members it reached through the home lose it.
     func unplace(_ user: AuthenticatedUser, id: Int64, did: String) async throws {
-        let (home, _) = try await membership(user, id, atLeast: .admin)
-        let ended = try await database.transaction { transaction -> [(uid: String, did: String)] in
-            let store = HomeStore(transaction)
-            guard try await store.unplace(did, home: id) else { throw CloudAPIError.roomNotFound(detail: "\(did) is not in this home") }
-            return try await store.revoke(home: id, did: did)
+        let (home, ended) = try await database.transaction { transaction -> (HomeRecord, [(uid: String, did: String)]) in
+            let (home, role) = try await membership(user, id, on: transaction)
+            if role == .member, try await !Self.owns(user.uid, did: did, on: transaction) {
+                throw CloudAPIError.homeRoleInsufficient(detail: "a member takes out only devices it owns")
+            }
+            return (home, try await Self.takeOut(did, home: id, on: transaction))
         }
         try await announce(ended)
         for (uid, _) in ended { try await post(to: uid, "A device was taken out of \(home.name)", event: "device_removed", home: id, did: did) }
+    }
+
+    /// Takes `did` out of `home` and ends the bindings the home gave for it (the home's row is
+    /// locked first): what the service, unbinding and transfer share.
+    static func takeOut(_ did: String, home: Int64, on executor: any SQLExecutor) async throws -> [(uid: String, did: String)] {
+        let store = HomeStore(executor)
+        try await store.lock(home)
+        guard try await store.unplace(did, home: home) else { throw CloudAPIError.roomNotFound(detail: "\(did) is not in this home") }
+        return try await store.revoke(home: home, did: did)
     }
 
     // MARK: Members
@@ -154,7 +172,8 @@ struct HomeService: Sendable {
         let now = Clock.unixNow()
         let record = try await database.transaction { transaction in
             let store = HomeStore(transaction)
-            guard try await store.membership(id, uid: user.uid, lockingForUpdate: true) != nil else { throw CloudAPIError.homeNotFound() }
+            try await store.lock(id)
+            guard try await store.membership(id, uid: user.uid) != nil else { throw CloudAPIError.homeNotFound() }
             guard try await store.membership(id, uid: invitee) == nil else { throw CloudAPIError.alreadyHomeMember() }
             guard try await store.pendingInvitation(home: id, invitee: invitee, now: now) == nil else { throw CloudAPIError.sharingWaitingForAccept() }
             return try await store.invite(home: id, inviter: user.uid, invitee: invitee, role: body.role, now: now, expiredAt: now + Self.invitationSeconds)
@@ -179,7 +198,8 @@ struct HomeService: Sendable {
             let store = HomeStore(transaction)
             guard try await store.move(id, from: .pending, to: accept ? .accepted : .refused, now: now) != nil else { throw CloudAPIError.sharingCompleted() }
             guard accept else { return [] }
-            guard let inviter = try await store.membership(record.homeID, uid: record.inviterUID, lockingForUpdate: true), inviter.role != .member else {
+            try await store.lock(record.homeID)
+            guard let inviter = try await store.membership(record.homeID, uid: record.inviterUID), inviter.role != .member else {
                 throw CloudAPIError.homeNotFound(detail: "the inviter no longer manages the home")
             }
             guard try await store.membership(record.homeID, uid: user.uid) == nil else { throw CloudAPIError.alreadyHomeMember() }
@@ -210,28 +230,34 @@ struct HomeService: Sendable {
 
     /// The owner changes a member's role (not its own: 9510; not to owner).
     func setRole(_ user: AuthenticatedUser, id: Int64, uid: String, role: HomeRole) async throws {
-        _ = try await membership(user, id, atLeast: .owner)
         guard role != .owner else { throw CloudAPIError.formInvalid(detail: "role is admin or member") }
         guard uid != user.uid else { throw CloudAPIError.homeOwnerCannotLeave(detail: "the owner keeps its role") }
-        guard try await HomeStore(database).setRole(id, uid: uid, role: role) else { throw CloudAPIError.guestNotFound(detail: "\(uid) is not a member") }
+        try await database.transaction { transaction in
+            _ = try await membership(user, id, atLeast: .owner, on: transaction)
+            guard try await HomeStore(transaction).setRole(id, uid: uid, role: role) else {
+                throw CloudAPIError.guestNotFound(detail: "\(uid) is not a member")
+            }
+        }
         try await post(to: uid, "Your role in the home is now \(role.rawValue)", event: "home_role_changed", home: id)
     }
 
     /// A member leaves (removing itself), or the owner or an admin removes one: the owner
-    /// removes anyone but itself, an admin only members. Everything the home gave ends at once.
+    /// removes anyone but itself, an admin only members. Everything the home gave ends at once,
+    /// and the devices the leaving member owns leave the home with it.
     func remove(_ user: AuthenticatedUser, id: Int64, uid: String) async throws {
-        let (home, role) = try await membership(user, id)
-        let ended = try await database.transaction { transaction -> [(uid: String, did: String)] in
+        let (home, ended) = try await database.transaction { transaction -> (HomeRecord, [(uid: String, did: String)]) in
+            let (home, role) = try await membership(user, id, on: transaction)
             let store = HomeStore(transaction)
-            guard let target = try await store.membership(id, uid: uid, lockingForUpdate: true) else {
-                throw CloudAPIError.guestNotFound(detail: "\(uid) is not a member")
-            }
+            guard let target = try await store.membership(id, uid: uid) else { throw CloudAPIError.guestNotFound(detail: "\(uid) is not a member") }
             if target.role == .owner { throw CloudAPIError.homeOwnerCannotLeave() }
             if uid != user.uid {
                 guard role == .owner || (role == .admin && target.role == .member) else { throw CloudAPIError.homeRoleInsufficient() }
             }
+            var ended: [(uid: String, did: String)] = []
+            for did in try await store.devices(id, ownedBy: uid) { ended += try await Self.takeOut(did, home: id, on: transaction) }
             _ = try await store.removeMember(id, uid: uid)
-            return try await store.revoke(home: id, uid: uid)
+            ended += try await store.revoke(home: id, uid: uid)
+            return (home, ended)
         }
         try await announce(ended)
         if uid != user.uid { try await post(to: uid, "You were removed from the home \(home.name)", event: "home_removed", home: id) }
@@ -240,12 +266,24 @@ struct HomeService: Sendable {
     // MARK: Helpers
 
     /// The home and the user's role, requiring at least `needed`: 9505 for strangers (who learn
-    /// nothing), 9506 for a role below it.
-    private func membership(_ user: AuthenticatedUser, _ id: Int64, atLeast needed: HomeRole = .member) async throws -> (HomeRecord, HomeRole) {
-        guard let (home, role) = try await HomeStore(database).membership(id, uid: user.uid) else { throw CloudAPIError.homeNotFound() }
-        let rank: [HomeRole: Int] = [.member: 0, .admin: 1, .owner: 2]
-        guard rank[role]! >= rank[needed]! else { throw CloudAPIError.homeRoleInsufficient(detail: "your role in the home is \(role.rawValue)") }
+    /// nothing), 9506 for a role below it. On a transaction, the home's row is locked first, so
+    /// the role read is the one the change is made under.
+    private func membership(
+        _ user: AuthenticatedUser, _ id: Int64, atLeast needed: HomeRole = .member, on executor: (any SQLExecutor)? = nil
+    ) async throws -> (HomeRecord, HomeRole) {
+        let store = HomeStore(executor ?? database)
+        if executor != nil { try await store.lock(id) }
+        guard let (home, role) = try await store.membership(id, uid: user.uid) else { throw CloudAPIError.homeNotFound() }
+        guard Self.rank(role) >= Self.rank(needed) else { throw CloudAPIError.homeRoleInsufficient(detail: "your role in the home is \(role.rawValue)") }
         return (home, role)
+    }
+
+    private static func rank(_ role: HomeRole) -> Int {
+        switch role {
+        case .member: 0
+        case .admin: 1
+        case .owner: 2
+        }
     }
 
     /// Access that ended: the users' sessions hear of it and their queued commands fail.

@@ -36,8 +36,9 @@ extension Schema {
             """,
             "CREATE INDEX home_invitations_invitee ON home_invitations (invitee_uid, id)",
             "CREATE INDEX home_invitations_home ON home_invitations (home_id, id)",
-            // The home whose membership gave this binding; NULL for the user's own bindings.
-            "ALTER TABLE bindings ADD COLUMN home_id BIGINT",
+            // The home whose membership gave this binding; NULL for the user's own bindings. The
+            // service ends these bindings itself (telling sessions); the cascade is the backstop.
+            "ALTER TABLE bindings ADD COLUMN home_id BIGINT REFERENCES homes(id) ON DELETE CASCADE",
             "CREATE INDEX bindings_home ON bindings (home_id)",
         ]
     }

@@ -34,8 +34,9 @@ struct BindingStore: Sendable {
     }
 
     /// The guests of `did` and when each was bound (Unix seconds), oldest first.
+    /// The guests `did` was shared with (a home's members reach it through the home instead).
     func guests(of did: String) async throws(StorageError) -> [(uid: String, boundAt: Int64)] {
-        try await executor.query("SELECT uid, created_at FROM bindings WHERE did = $1 AND role = 'guest' ORDER BY id", .text(did)).map {
+        try await executor.query("SELECT uid, created_at FROM bindings WHERE did = $1 AND role = 'guest' AND home_id IS NULL ORDER BY id", .text(did)).map {
             row throws(StorageError) in (try row.text("uid"), try row.int("created_at"))
         }
     }

@@ -72,10 +72,9 @@ struct HomeStore: Sendable {
     }
 
     /// The home and the role `uid` has in it; nil when either does not exist.
-    func membership(_ id: Int64, uid: String, lockingForUpdate: Bool = false) async throws(StorageError) -> (home: HomeRecord, role: HomeRole)? {
-        let lock = lockingForUpdate && executor.dialect == .postgres ? " FOR UPDATE OF h" : ""
-        return try await executor.first(
-            "SELECT \(HomeRecord.columns), m.role FROM homes h JOIN home_members m ON m.home_id = h.id WHERE h.id = $1 AND m.uid = $2\(lock)",
+    func membership(_ id: Int64, uid: String) async throws(StorageError) -> (home: HomeRecord, role: HomeRole)? {
+        try await executor.first(
+            "SELECT \(HomeRecord.columns), m.role FROM homes h JOIN home_members m ON m.home_id = h.id WHERE h.id = $1 AND m.uid = $2",
             .int(id), .text(uid)
         ).map { row throws(StorageError) in (try HomeRecord(row: row), HomeRole(rawValue: try row.text("role")) ?? .member) }
     }
@@ -85,6 +84,25 @@ struct HomeStore: Sendable {
         try await executor.query(
             "SELECT \(HomeRecord.columns), m.role FROM homes h JOIN home_members m ON m.home_id = h.id WHERE m.uid = $1 ORDER BY h.id", .text(uid)
         ).map { row throws(StorageError) in (try HomeRecord(row: row), HomeRole(rawValue: try row.text("role")) ?? .member) }
+    }
+
+    /// Holds the home's row until the transaction ends (PostgreSQL), so that joining, placing,
+    /// taking out, leaving and deleting one home happen one after another. SQLite's transactions
+    /// already do.
+    func lock(_ id: Int64) async throws(StorageError) {
+        guard executor.dialect == .postgres else { return }
+        try await executor.query("SELECT id FROM homes WHERE id = $1 FOR UPDATE", .int(id))
+    }
+
+    /// The devices in `home` that `uid` owns (its own binding as owner or special user).
+    func devices(_ home: Int64, ownedBy uid: String) async throws(StorageError) -> [String] {
+        try await executor.query(
+            """
+            SELECT hd.did FROM home_devices hd JOIN bindings b ON b.did = hd.did
+            WHERE hd.home_id = $1 AND b.uid = $2 AND b.home_id IS NULL AND b.role IN ('owner', 'special')
+            """,
+            .int(home), .text(uid)
+        ).map { row throws(StorageError) in try row.text("did") }
     }
 
     func update(_ id: Int64, _ fields: HomeFieldsBody, now: Int64) async throws(StorageError) {
