@@ -59,6 +59,7 @@ let package = Package(
                 // AES single-block permutation: Tuya's ECB.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The client side of the WebSocket upgrade, shared by TetherMQTT and TetherCloudClient.
@@ -123,6 +124,7 @@ let package = Package(
             dependencies: [
                 "TetherCore",
                 "TetherGizwitsLAN",
+                "TetherTuyaLAN",
                 "TetherCloudClient",
                 "TetherCloudProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),

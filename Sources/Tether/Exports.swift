@@ -2,4 +2,5 @@
 // that appear in the SDK's API.
 @_exported public import TetherCore
 @_exported public import TetherGizwitsLAN
+@_exported public import TetherTuyaLAN
 @_exported public import TetherCloudClient

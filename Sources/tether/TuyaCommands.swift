@@ -1,0 +1,120 @@
+import ArgumentParser
+import Foundation
+import Tether
+import TetherCLISupport
+
+/// `tether tuya status|set`: a Tuya device on the LAN, by its address, id and local key.
+struct TuyaCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tuya", abstract: "A Tuya device on the LAN (local protocol 3.1 to 3.5), without the vendor's cloud.",
+        subcommands: [Status.self, Set.self])
+
+    struct DeviceOptions: ParsableArguments {
+        @Option(help: "The device's address.") var host: String
+        @Option(help: "The device's TCP port.") var port = 6668
+        @Option(help: "The device's id (gwId / devId).") var id: String
+        @Option(
+            name: .customLong("local-key"),
+            help: "The device's 16-character local key (or TETHER_TUYA_LOCAL_KEY). A secret: prefer the environment on shared machines.")
+        var localKey: String?
+        @Option(help: "The protocol version: 3.1, 3.2, 3.3, 3.4 or 3.5.") var version: String
+        @Option(help: "Product model file: data points named by their ids (Gizwits data points or Aliyun TSL).") var product: String?
+        @Option(help: "Seconds for the whole exchange.") var timeout: Double = 5
+
+        func validate() throws {
+            guard TuyaVersion(rawValue: version) != nil else { throw ValidationError("--version is 3.1, 3.2, 3.3, 3.4 or 3.5") }
+            guard (localKey ?? ProcessInfo.processInfo.environment["TETHER_TUYA_LOCAL_KEY"])?.utf8.count == 16 else {
+                throw ValidationError("the local key (--local-key or TETHER_TUYA_LOCAL_KEY) is 16 characters")
+            }
+            guard timeout > 0, timeout <= 120 else { throw ValidationError("--timeout is 0 to 120 seconds") }
+        }
+
+        func address() throws -> TuyaDeviceAddress {
+            let key = localKey ?? ProcessInfo.processInfo.environment["TETHER_TUYA_LOCAL_KEY"] ?? ""
+            return try TuyaDeviceAddress(host: host, port: port, deviceID: id, localKey: Array(key.utf8), version: TuyaVersion(rawValue: version)!)
+        }
+
+        var duration: Duration { .milliseconds(Int64(timeout * 1000)) }
+
+        /// The model, when given, to name data points by their ids.
+        func model() throws -> ThingModel? { try product.map(loadProduct) }
+    }
+
+    /// `{"1": true}` → `{"switch": true}` with a model; unknown ids stay as they are.
+    static func named(_ dps: JSONObject, _ model: ThingModel?) -> JSONObject {
+        guard let model else { return dps }
+        var named = JSONObject()
+        for id in dps.keys {
+            let value = dps[id] ?? .null
+            let point = Int(id).flatMap { number in model.dataPoints.first { $0.id == number } }
+            named[point?.name ?? id] = value
+        }
+        return named
+    }
+
+    static func print(_ status: TuyaStatus, model: ThingModel?, json: Bool) {
+        let dps = named(status.dps, model)
+        if json {
+            printJSON(.object([model == nil ? "dps" : "data": .object(dps)]))
+        } else {
+            for key in dps.keys { printLine("\(key) = \((dps[key] ?? .null).serialized())") }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Read every data point.")
+        @OptionGroup var device: DeviceOptions
+        @Flag(help: "Print JSON: {\"dps\": {...}} (with --product, {\"data\": {...}} by name).") var json = false
+
+        func run() async throws {
+            let model = try device.model()
+            let status = try await TuyaLANClient.withConnection(to: try device.address(), timeout: device.duration) { connection throws(TetherError) in
+                try await connection.status()
+            }
+            TuyaCommand.print(status, model: model, json: json)
+        }
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set data points: DP=VALUE (an id, or a name with --product); prints the status after.")
+        @OptionGroup var device: DeviceOptions
+        @Argument(help: "DP=VALUE: true/false, a number, or text.") var assignments: [String]
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            if assignments.isEmpty { throw ValidationError("name at least one DP=VALUE") }
+        }
+
+        func run() async throws {
+            let model = try device.model()
+            let dps = try Self.values(assignments, model: model)
+            let status = try await TuyaLANClient.withConnection(to: try device.address(), timeout: device.duration) { connection throws(TetherError) in
+                try await connection.set(dps)
+            }
+            TuyaCommand.print(status, model: model, json: json)
+        }
+
+        /// With a model: names (or ids) checked against it; without: ids, values read as JSON
+        /// literals (true, 42, "text") or taken as text.
+        static func values(_ assignments: [String], model: ThingModel?) throws -> JSONObject {
+            var dps = JSONObject()
+            for assignment in assignments {
+                guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
+                    throw ValidationError("\(assignment) is not DP=VALUE")
+                }
+                let key = String(assignment[..<equals])
+                let text = String(assignment[assignment.index(after: equals)...])
+                if let model {
+                    guard let point = model.dataPoints.first(where: { $0.name == key || String($0.id) == key }) else {
+                        throw ValidationError("the product has no data point \(key)")
+                    }
+                    dps[String(point.id)] = try point.parse(text).jsonValue
+                } else {
+                    guard Int(key) != nil else { throw ValidationError("\(key) is not a DP id (give --product to use names)") }
+                    dps[key] = (try? JSONValue.parse(text)) ?? .string(text)
+                }
+            }
+            return dps
+        }
+    }
+}
