@@ -137,6 +137,7 @@ let package = Package(
             dependencies: [
                 "TetherCore",
                 "TetherGizwitsLAN",
+                "TetherTuyaLAN",
                 "TetherAlink",
                 "TetherMQTT",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -168,6 +169,7 @@ let package = Package(
             dependencies: [
                 "TetherAgent",
                 "TetherAlink",
+                "TetherTuyaLAN",
                 "TetherCLISupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

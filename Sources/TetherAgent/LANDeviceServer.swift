@@ -333,7 +333,7 @@ private final class LoginFlag: Sendable {
 }
 
 /// Closes a connection on which nothing was read for the idle timeout.
-private final class CloseOnIdleHandler: ChannelInboundHandler, Sendable {
+final class CloseOnIdleHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = NIOAny
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

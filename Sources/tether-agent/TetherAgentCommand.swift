@@ -5,6 +5,7 @@ import TetherAgent
 import TetherAlink
 import TetherCLISupport
 import TetherCore
+import TetherTuyaLAN
 
 @main
 struct TetherAgentCommand: AsyncParsableCommand {
@@ -99,6 +100,23 @@ struct Simulate: AsyncParsableCommand {
     )
     var stateDirectory: String?
 
+    @Option(name: .long, help: "The LAN protocol the devices speak: gizwits (GAgent) or tuya.")
+    var `protocol`: LANProtocol = .gizwits
+
+    @Option(name: .customLong("version"), help: "With --protocol tuya: the Tuya protocol version, 3.1, 3.2, 3.3, 3.4 or 3.5.")
+    var tuyaVersion: String = "3.3"
+
+    @Option(name: .customLong("tuya-port"), help: "With --protocol tuya: the TCP port (default 6668; 0 lets the system choose).")
+    var tuyaPort = 6668
+
+    @Option(name: .customLong("tuya-id"), help: "With --protocol tuya: the device id (gwId), for one device (default: random).")
+    var tuyaID: String?
+
+    @Option(
+        name: .customLong("local-key"),
+        help: "With --protocol tuya: the 16-character local key (or TETHER_TUYA_LOCAL_KEY; default: random, printed).")
+    var localKey: String?
+
     @Flag(name: .customLong("lan"), inversion: .prefixedNo, help: "Serve the LAN protocol (--no-lan with --cloud: cloud only, up to 20,000 devices).")
     var lan = true
 
@@ -109,6 +127,14 @@ struct Simulate: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
+        if `protocol` == .tuya {
+            guard TuyaVersion(rawValue: tuyaVersion) != nil else { throw ValidationError("--version is 3.1, 3.2, 3.3, 3.4 or 3.5") }
+            if let key = localKey ?? ProcessInfo.processInfo.environment["TETHER_TUYA_LOCAL_KEY"], key.utf8.count != 16 {
+                throw ValidationError("--local-key is 16 characters")
+            }
+            if tuyaID != nil, count > 1 { throw ValidationError("--tuya-id names one device: leave it out with --count") }
+            guard (0...65535).contains(tuyaPort) else { throw ValidationError("--tuya-port is 0 to 65535") }
+        }
         guard count >= 1, count <= (lan ? 250 : 20_000) else { throw ValidationError("--count must be between 1 and \(lan ? 250 : 20_000)") }
         guard lan || cloud != nil else { throw ValidationError("--no-lan needs --cloud") }
         if let cloud, parseHostPort(cloud) == nil { throw ValidationError("--cloud takes HOST:PORT") }
@@ -138,6 +164,7 @@ struct Simulate: AsyncParsableCommand {
         }
         var devices: [VirtualDevice] = []
         var servers: [LANDeviceServer?] = []
+        var tuyaServers: [TuyaDeviceServer] = []
         var links: [CloudLink?] = []
         for index in 0..<count {
             var identity = DeviceIdentity.random(productKey: model.productKey.isEmpty ? "tether-product" : model.productKey, using: &generator)
@@ -150,7 +177,15 @@ struct Simulate: AsyncParsableCommand {
             let trust = LANGrantTrust(passcodeLogins: lanPasscode.policy, keyFile: stateDirectory.map { "\($0)/\(identity.did).lan-keys" })
             let device = try VirtualDevice(model: model, identity: identity, bindable: bindable, onboarding: softap, lanGrants: trust)
             devices.append(device)
-            if lan {
+            if lan, `protocol` == .tuya {
+                let host = count == 1 ? bind : IPv4.parse(bind)!.adding(index).description
+                let key = localKey ?? ProcessInfo.processInfo.environment["TETHER_TUYA_LOCAL_KEY"] ?? Self.randomKey(using: &generator)
+                let configuration = try TuyaDeviceConfiguration(
+                    host: host, port: tuyaPort, deviceID: tuyaID ?? Self.randomTuyaID(using: &generator), localKey: Array(key.utf8),
+                    version: TuyaVersion(rawValue: tuyaVersion)!, idleTimeout: .milliseconds(Int(max(idleTimeout, 30) * 1000)))
+                tuyaServers.append(TuyaDeviceServer(device: device, configuration: configuration, logger: logger))
+                servers.append(nil)
+            } else if lan {
                 let host = count == 1 ? bind : IPv4.parse(bind)!.adding(index).description
                 let target: (host: String, port: Int)?? = announce.map { $0 == "none" ? .some(nil) : .some(parseHostPort($0)) } ?? .none
                 let configuration = LANDeviceConfiguration(
@@ -177,7 +212,8 @@ struct Simulate: AsyncParsableCommand {
         let json = self.json
         let quiet = count > 50
         let serverLogger = logger
-        try await runUntilTerminated { [devices, servers, links] in
+        let printedKey = localKey == nil && ProcessInfo.processInfo.environment["TETHER_TUYA_LOCAL_KEY"] == nil
+        try await runUntilTerminated { [devices, servers, links, tuyaServers] in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (index, device) in devices.enumerated() {
                     if let link = links[index] { group.addTask { await link.run() } }
@@ -189,13 +225,44 @@ struct Simulate: AsyncParsableCommand {
                 }
                 let lanServers = servers.compactMap { $0 }
                 if !lanServers.isEmpty { group.addTask { await LANSwitch.serve(lanServers, logger: serverLogger) } }
-                for (index, device) in devices.enumerated() {
+                for server in tuyaServers { group.addTask { try await server.run() } }
+                for (index, server) in tuyaServers.enumerated() {
+                    Self.printTuyaDevice(server, port: try await server.port(), index: index + 1, showKey: printedKey, json: json)
+                }
+                for (index, device) in devices.enumerated() where tuyaServers.isEmpty {
                     let addresses = try await servers[index]?.addresses()
                     Self.printDevice(device, addresses: addresses, cloud: links[index]?.configuration.device, index: index + 1, json: json)
                 }
                 try await group.next()
             }
         }
+    }
+
+    static func printTuyaDevice(_ server: TuyaDeviceServer, port: Int, index: Int, showKey: Bool, json: Bool) {
+        let configuration = server.configuration
+        if json {
+            var object: JSONObject = [
+                "device": .int(Int64(index)), "protocol": "tuya", "id": .string(configuration.deviceID), "host": .string(configuration.host),
+                "port": .int(Int64(port)), "version": .string(configuration.version.rawValue),
+            ]
+            // A key the simulator made up is printed, so that clients can use it; a given one is not repeated.
+            if showKey { object["localKey"] = .string(String(decoding: configuration.localKey, as: UTF8.self)) }
+            printJSON(.object(object))
+        } else {
+            var line = "device \(index): tuya \(configuration.version) id=\(configuration.deviceID) tcp=\(configuration.host):\(port)"
+            if showKey { line += " local-key=\(String(decoding: configuration.localKey, as: UTF8.self))" }
+            printLine(line)
+        }
+    }
+
+    static func randomKey(using generator: inout SplitMix64) -> String {
+        let characters = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        return String((0..<16).map { _ in characters.randomElement(using: &generator)! })
+    }
+
+    static func randomTuyaID(using generator: inout SplitMix64) -> String {
+        let characters = Array("abcdef0123456789")
+        return "eb" + String((0..<20).map { _ in characters.randomElement(using: &generator)! })
     }
 
     /// `{productKey, deviceName, deviceSecret}` objects: one, a list, or one per line.
@@ -287,6 +354,12 @@ struct IPv4: CustomStringConvertible {
     var description: String {
         [24, 16, 8, 0].map { String((value >> UInt32($0)) & 0xFF) }.joined(separator: ".")
     }
+}
+
+/// `--protocol`.
+enum LANProtocol: String, ExpressibleByArgument, CaseIterable {
+    case gizwits
+    case tuya
 }
 
 /// `--lan-passcode`.

@@ -6,6 +6,7 @@ import os
 import subprocess
 
 import pytest
+import tinytuya
 import tuyamock
 
 from conftest import BIN
@@ -75,3 +76,75 @@ def test_device_that_goes_dark():
         # Its first answer (the negotiation's) comes; nothing after it.
         refused = tuya("status", *where(mock, "3.5"), "--json", "--timeout", "2", check=False)
         assert refused.returncode != 0 and "timeout" in refused.stderr, refused.stderr
+
+
+class Agent:
+    """`tether-agent simulate --protocol tuya` as a process: the pet house as a Tuya device."""
+
+    def __init__(self, version, interval="0"):
+        self.version = version
+        self.process = subprocess.Popen(
+            [os.path.join(BIN, "tether-agent"), "simulate", "--protocol", "tuya", "--version", version, "--bind", "127.0.0.1",
+             "--tuya-port", "0", "--tuya-id", DEVICE_ID, "--local-key", KEY, "--product", PET_HOUSE, "--json", "--interval", interval],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        line = json.loads(self.process.stdout.readline())
+        assert line["protocol"] == "tuya" and line["id"] == DEVICE_ID and "localKey" not in line
+        self.port = line["port"]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+    def tinytuya(self):
+        return tinytuya.Device(DEVICE_ID, "127.0.0.1", KEY, version=float(self.version), port=self.port)
+
+
+PET_HOUSE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "products", "pet-house.json")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_tinytuya_against_the_agent(version):
+    with Agent(version) as agent:
+        device = agent.tinytuya()
+        status = device.status()
+        assert "Error" not in status, status
+        assert status["dps"]["0"] is False and status["dps"]["2"] == 0
+        answer = device.set_value("0", True)
+        assert answer["dps"] == {"0": True}, answer
+        device.set_value("2", 100)
+        assert device.status()["dps"]["2"] == 100
+        # The Swift client reads what tinytuya wrote, on the same one-client-at-a-time device.
+        named = json.loads(tuya("status", "--host", "127.0.0.1", "--port", str(agent.port), "--id", DEVICE_ID, "--version", version,
+                                "--product", PET_HOUSE, "--json").stdout)
+        assert named["data"]["LED_OnOff"] is True and named["data"]["LED_R"] == 100
+
+
+@pytest.mark.parametrize("version", ["3.3", "3.5"])
+def test_pushed_updates(version):
+    # The simulator changes its sensors every 0.3 s; a persistent tinytuya connection hears each.
+    with Agent(version, interval="0.3") as agent:
+        device = agent.tinytuya()
+        device.set_socketPersistent(True)
+        assert "dps" in device.status()
+        pushed = None
+        for _ in range(20):
+            message = device.receive()
+            if message and "dps" in message:
+                pushed = message
+                break
+        assert pushed is not None, "no STATUS push"
+        device.close()
+
+
+def test_wrong_key_against_the_agent():
+    with Agent("3.4") as agent:
+        device = tinytuya.Device(DEVICE_ID, "127.0.0.1", "wrongwrongwrong0", version=3.4, port=agent.port)
+        device.set_socketRetryLimit(1)
+        device.set_socketTimeout(2)
+        assert "Error" in device.status()
+        # The agent is still there for the right key.
+        assert "dps" in agent.tinytuya().status()

@@ -1,0 +1,205 @@
+public import Logging
+import NIOCore
+import NIOPosix
+public import TetherCore
+public import TetherTuyaLAN
+import Synchronization
+
+/// How a virtual device presents itself as a Tuya device.
+public struct TuyaDeviceConfiguration: Sendable {
+    public var host: String
+    /// The TCP port (Tuya: 6668).
+    public var port: Int
+    /// `gwId` / `devId`.
+    public var deviceID: String
+    /// The 16-byte local key. A secret.
+    public var localKey: [UInt8]
+    public var version: TuyaVersion
+    /// A client silent this long is dropped (Tuya devices: about 30 s).
+    public var idleTimeout: Duration
+
+    public init(
+        host: String = "0.0.0.0", port: Int = 6668, deviceID: String, localKey: [UInt8], version: TuyaVersion, idleTimeout: Duration = .seconds(30)
+    )
+        throws(TetherError)
+    {
+        guard localKey.count == 16 else { throw TetherError(.invalidArgument, "a Tuya local key is 16 bytes") }
+        self.host = host
+        self.port = port
+        self.deviceID = deviceID
+        self.localKey = localKey
+        self.version = version
+        self.idleTimeout = idleTimeout
+    }
+}
+
+/// A virtual device on the Tuya local protocol (3.1–3.5): one client at a time, as the devices
+/// do (the next waits until the current one leaves), the session key negotiated on 3.4/3.5, reads, writes,
+/// heartbeats, and every change of its data points pushed as `STATUS`, whoever made it.
+public final class TuyaDeviceServer: Sendable {
+    public let device: VirtualDevice
+    public let configuration: TuyaDeviceConfiguration
+    private let logger: Logger
+    private let bound = AsyncPromise<Int, TetherError>()
+    private let busy = Atomic<Bool>(false)
+
+    public init(device: VirtualDevice, configuration: TuyaDeviceConfiguration, logger: Logger = Logger(label: "tether.agent.tuya")) {
+        self.device = device
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The TCP port, once listening.
+    public func port() async throws(TetherError) -> Int {
+        try await bound.value(ifCancelled: { TetherError(.cancelled, "stopped waiting for the Tuya socket") })
+    }
+
+    /// Listens and serves until cancelled.
+    public func run() async throws {
+        let configuration = self.configuration
+        let server: NIOAsyncChannel<any Channel, Never>
+        do {
+            server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.autoRead, value: false)
+                .bind(host: configuration.host, port: configuration.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            IdleStateHandler(readTimeout: TimeAmount(configuration.idleTimeout)), CloseOnIdleHandler(),
+                        ])
+                        return channel
+                    }
+                }
+        } catch {
+            let failure = TetherError(.bindFailed, "cannot listen on \(configuration.host) TCP \(configuration.port): \(error)")
+            bound.resolve(.failure(failure))
+            throw failure
+        }
+        bound.resolve(.success(server.channel.localAddress?.port ?? configuration.port))
+        do {
+            try await server.executeThenClose { inbound in
+                try await withThrowingDiscardingTaskGroup { connections in
+                    for try await channel in inbound { connections.addTask { await self.serve(channel) } }
+                }
+            }
+        } catch _ where Task.isCancelled {
+            // Cancellation is how a server stops.
+        }
+    }
+
+    private func serve(_ channel: any Channel) async {
+        let client = channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
+        // One client at a time: the next waits (starves, as on real devices) until the current
+        // one leaves, for at most the idle timeout.
+        let deadline = ContinuousClock.now + configuration.idleTimeout
+        while !busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
+            guard ContinuousClock.now < deadline, (try? await Task.sleep(for: .milliseconds(10))) != nil else {
+                device.events.yield(.clientRefused(client, reason: "a Tuya device serves one client at a time"))
+                try? await channel.close()
+                return
+            }
+        }
+        defer { busy.store(false, ordering: .releasing) }
+        let connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        do {
+            connection = try await channel.eventLoop.submit {
+                let wrapped = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                channel.setOption(.autoRead, value: true).whenComplete { _ in }
+                return wrapped
+            }.get()
+        } catch {
+            channel.close(promise: nil)
+            return
+        }
+        device.events.yield(.clientConnected(client))
+        defer { device.events.yield(.clientDisconnected(client)) }
+        do {
+            let link = try TuyaLink(configuration: configuration, model: device.model)
+            let changes = device.changes.subscribe()
+            try await connection.executeThenClose { inbound, outbound in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        // Every change, whoever made it, once the session is ready.
+                        var reported = link.points.json(self.device.status.allValues)
+                        for await status in changes {
+                            let now = link.points.json(status.allValues)
+                            var changed = JSONObject()
+                            for id in now.keys where now[id] != reported[id] { changed[id] = now[id] }
+                            reported = now
+                            guard !changed.isEmpty, let push = link.push(changed, time: self.device.lanGrants.now()) else { continue }
+                            try await outbound.write(push)
+                        }
+                    }
+                    group.addTask {
+                        var pending = ByteBuffer()
+                        for try await var chunk in inbound {
+                            pending.writeBuffer(&chunk)
+                            while let message = try link.decode(&pending) {
+                                for action in link.receive(message, device: self.device, client: client) {
+                                    switch action {
+                                    case .send(let reply): try await outbound.write(try link.encode(reply))
+                                    case .useKey(let key): link.useKey(key)
+                                    case .close(let reason):
+                                        self.device.events.yield(.clientRefused(client, reason: reason))
+                                        return
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            logger.debug("Tuya client connection ended", metadata: ["tether.client": "\(client)", "tether.error": "\(error)"])
+        }
+    }
+}
+
+/// One connection's codec and session, shared by its reader and its pusher.
+private final class TuyaLink: Sendable {
+    private struct State {
+        var codec: TuyaCodec
+        var session: TuyaDeviceSession
+    }
+
+    private let state: Mutex<State>
+    let points: TuyaDataPoints
+
+    init(configuration: TuyaDeviceConfiguration, model: ThingModel) throws(TetherError) {
+        points = TuyaDataPoints(model: model)
+        state = Mutex(
+            State(
+                codec: try TuyaCodec(version: configuration.version, key: configuration.localKey, sender: .device),
+                session: try TuyaDeviceSession(
+                    version: configuration.version, deviceID: configuration.deviceID, localKey: configuration.localKey, points: points)))
+    }
+
+    func decode(_ buffer: inout ByteBuffer) throws(TetherError) -> TuyaMessage? {
+        let codec = state.withLock { $0.codec }
+        return try codec.decode(&buffer)
+    }
+
+    func encode(_ message: TuyaMessage) throws(TetherError) -> ByteBuffer {
+        let codec = state.withLock { $0.codec }
+        return try codec.encode(message)
+    }
+
+    func receive(_ message: TuyaMessage, device: VirtualDevice, client: String) -> [TuyaDeviceSession.Action] {
+        state.withLock { $0.session.receive(message, device: device, client: client) }
+    }
+
+    func useKey(_ key: [UInt8]) { state.withLock { $0.codec.key = key } }
+
+    /// A `STATUS` frame with the changed points; nil before the session is ready.
+    func push(_ dps: JSONObject, time: Int64) -> ByteBuffer? {
+        state.withLock { state -> ByteBuffer? in
+            guard state.session.isReady else { return nil }
+            let payload = TuyaStatus(dps: dps, time: time).payload(deviceID: state.session.deviceID, version: state.codec.version)
+            let message = TuyaMessage(sequence: state.session.nextPushSequence(), command: .status, returnCode: 0, payload: payload)
+            return try? state.codec.encode(message)
+        }
+    }
+}
