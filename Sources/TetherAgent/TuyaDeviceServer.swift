@@ -17,12 +17,17 @@ public struct TuyaDeviceConfiguration: Sendable {
     public var version: TuyaVersion
     /// A client silent this long is dropped (Tuya devices: about 30 s).
     public var idleTimeout: Duration
+    /// Where announcements go: UDP 6666 (3.1) or 6667 (3.2+) of the broadcast address by default,
+    /// of 127.0.0.1 for a device on loopback; nil sends none.
+    public var announcementTarget: (host: String, port: Int)?
+    public var announcementInterval: Duration
+    /// The product key announced.
+    public var productKey: String
 
     public init(
-        host: String = "0.0.0.0", port: Int = 6668, deviceID: String, localKey: [UInt8], version: TuyaVersion, idleTimeout: Duration = .seconds(30)
-    )
-        throws(TetherError)
-    {
+        host: String = "0.0.0.0", port: Int = 6668, deviceID: String, localKey: [UInt8], version: TuyaVersion, idleTimeout: Duration = .seconds(30),
+        announcementTarget: (host: String, port: Int)?? = .none, announcementInterval: Duration = .seconds(5), productKey: String = "keydeadbeef12345"
+    ) throws(TetherError) {
         guard localKey.count == 16 else { throw TetherError(.invalidArgument, "a Tuya local key is 16 bytes") }
         self.host = host
         self.port = port
@@ -30,6 +35,10 @@ public struct TuyaDeviceConfiguration: Sendable {
         self.localKey = localKey
         self.version = version
         self.idleTimeout = idleTimeout
+        let loopback = host.hasPrefix("127.") || host == "::1" || host == "localhost"
+        self.announcementTarget = announcementTarget ?? (loopback ? "127.0.0.1" : "255.255.255.255", TuyaDiscovery.port(for: version))
+        self.announcementInterval = announcementInterval
+        self.productKey = productKey
     }
 }
 
@@ -78,13 +87,44 @@ public final class TuyaDeviceServer: Sendable {
         }
         bound.resolve(.success(server.channel.localAddress?.port ?? configuration.port))
         do {
-            try await server.executeThenClose { inbound in
-                try await withThrowingDiscardingTaskGroup { connections in
-                    for try await channel in inbound { connections.addTask { await self.serve(channel) } }
+            try await withThrowingDiscardingTaskGroup { group in
+                if configuration.announcementTarget != nil { group.addTask { await self.announce() } }
+                group.addTask {
+                    try await server.executeThenClose { inbound in
+                        try await withThrowingDiscardingTaskGroup { connections in
+                            for try await channel in inbound { connections.addTask { await self.serve(channel) } }
+                        }
+                    }
                 }
             }
         } catch _ where Task.isCancelled {
             // Cancellation is how a server stops.
+        }
+    }
+
+    /// The device's announcement every interval, as Tuya devices broadcast it (§7).
+    private func announce() async {
+        guard let target = configuration.announcementTarget, let address = try? SocketAddress.makeAddressResolvingHost(target.host, port: target.port)
+        else { return }
+        let announcement = TuyaAnnouncement(
+            ip: configuration.host, deviceID: configuration.deviceID, productKey: configuration.productKey, version: configuration.version.rawValue)
+        do {
+            let udp = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.socketOption(.so_broadcast), value: 1)
+                .bind(host: configuration.host, port: 0) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(wrappingChannelSynchronously: channel)
+                    }
+                }
+            try await udp.executeThenClose { _, outbound in
+                while !Task.isCancelled {
+                    let datagram = try TuyaDiscovery.datagram(announcement, version: configuration.version)
+                    try await outbound.write(AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: datagram)))
+                    try await Task.sleep(for: configuration.announcementInterval)
+                }
+            }
+        } catch {
+            logger.debug("Tuya announcements stopped", metadata: ["tether.error": "\(error)"])
         }
     }
 

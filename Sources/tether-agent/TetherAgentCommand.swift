@@ -106,6 +106,9 @@ struct Simulate: AsyncParsableCommand {
     @Option(name: .customLong("version"), help: "With --protocol tuya: the Tuya protocol version, 3.1, 3.2, 3.3, 3.4 or 3.5.")
     var tuyaVersion: String = "3.3"
 
+    @Option(name: .customLong("announce-interval"), help: "With --protocol tuya: seconds between announcements (Tuya devices: about 5).")
+    var announceInterval: Double = 5
+
     @Option(name: .customLong("tuya-port"), help: "With --protocol tuya: the TCP port (default 6668; 0 lets the system choose).")
     var tuyaPort = 6668
 
@@ -134,6 +137,9 @@ struct Simulate: AsyncParsableCommand {
             }
             if tuyaID != nil, count > 1 { throw ValidationError("--tuya-id names one device: leave it out with --count") }
             guard (0...65535).contains(tuyaPort) else { throw ValidationError("--tuya-port is 0 to 65535") }
+            if let problem = problemWithSeconds(announceInterval, option: "--announce-interval", maximum: 3600, allowZero: false) {
+                throw ValidationError(problem)
+            }
         }
         guard count >= 1, count <= (lan ? 250 : 20_000) else { throw ValidationError("--count must be between 1 and \(lan ? 250 : 20_000)") }
         guard lan || cloud != nil else { throw ValidationError("--no-lan needs --cloud") }
@@ -182,7 +188,9 @@ struct Simulate: AsyncParsableCommand {
                 let key = localKey ?? ProcessInfo.processInfo.environment["TETHER_TUYA_LOCAL_KEY"] ?? Self.randomKey(using: &generator)
                 let configuration = try TuyaDeviceConfiguration(
                     host: host, port: tuyaPort, deviceID: tuyaID ?? Self.randomTuyaID(using: &generator), localKey: Array(key.utf8),
-                    version: TuyaVersion(rawValue: tuyaVersion)!, idleTimeout: .milliseconds(Int(max(idleTimeout, 30) * 1000)))
+                    version: TuyaVersion(rawValue: tuyaVersion)!, idleTimeout: .milliseconds(Int(max(idleTimeout, 30) * 1000)),
+                    announcementTarget: announce.map { $0 == "none" ? .some(nil) : .some(parseHostPort($0)) } ?? .none,
+                    announcementInterval: .milliseconds(Int(announceInterval * 1000)))
                 tuyaServers.append(TuyaDeviceServer(device: device, configuration: configuration, logger: logger))
                 servers.append(nil)
             } else if lan {

@@ -7,7 +7,7 @@ import TetherCLISupport
 struct TuyaCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tuya", abstract: "A Tuya device on the LAN (local protocol 3.1 to 3.5), without the vendor's cloud.",
-        subcommands: [Status.self, Set.self])
+        subcommands: [Scan.self, Status.self, Set.self])
 
     struct DeviceOptions: ParsableArguments {
         @Option(help: "The device's address.") var host: String
@@ -58,6 +58,38 @@ struct TuyaCommand: AsyncParsableCommand {
             printJSON(.object([model == nil ? "dps" : "data": .object(dps)]))
         } else {
             for key in dps.keys { printLine("\(key) = \((dps[key] ?? .null).serialized())") }
+        }
+    }
+
+    struct Scan: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Listen for devices announcing themselves (UDP 6666 and 6667); sends nothing.")
+        @Option(help: "The address to listen on.") var listen = "0.0.0.0"
+        @Option(help: "A UDP port to listen on (repeatable; default 6666 and 6667).") var port: [Int] = []
+        @Option(help: "Seconds to listen (devices announce about every 5 s).") var timeout: Double = 6
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            if let problem = problemWithSeconds(timeout, option: "--timeout", maximum: 600, allowZero: false) { throw ValidationError(problem) }
+        }
+
+        func run() async throws {
+            let found = try await TuyaScanner.scan(host: listen, ports: port.isEmpty ? [6666, 6667] : port, duration: .milliseconds(Int64(timeout * 1000)))
+            if json {
+                printJSON(
+                    .array(
+                        found.map {
+                            [
+                                "id": .string($0.announcement.deviceID), "host": .string($0.sourceHost), "version": .string($0.announcement.version),
+                                "productKey": .string($0.announcement.productKey),
+                            ]
+                        }))
+                return
+            }
+            if found.isEmpty { printLine("no devices heard") }
+            for device in found {
+                printLine("\(device.announcement.deviceID)  \(device.sourceHost)  \(device.announcement.version)  \(device.announcement.productKey)")
+            }
         }
     }
 

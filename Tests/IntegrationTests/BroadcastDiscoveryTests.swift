@@ -40,6 +40,33 @@ struct BroadcastDiscoveryTests {
     }
 }
 
+extension BroadcastDiscoveryTests {
+    @Test("tether tuya scan hears a Tuya device's broadcast beacons, then reads it by the address they came from", arguments: ["3.3", "3.5"])
+    func tuyaBroadcast(version: String) async throws {
+        let product = Fixtures.root.appendingPathComponent("products/pet-house.json").path
+        try await NetworkNamespaces.withPair { app, device in
+            let agent = try Executables.Background("/usr/sbin/ip", [
+                "netns", "exec", device, Executables.path("tether-agent"), "simulate", "--product", product, "--protocol", "tuya",
+                "--version", version, "--bind", "0.0.0.0", "--tuya-id", "eb0123456789abcdefghij", "--local-key", "thisisarealkey00",
+                "--json", "--interval", "0", "--announce-interval", "0.3",
+            ])
+            defer { agent.stop() }
+            _ = try #require(await next(agent.lines) { _ in true })
+            let found = try await Executables.run("/usr/sbin/ip", [
+                "netns", "exec", app, Executables.path("tether"), "tuya", "scan", "--timeout", "1.5", "--json",
+            ])
+            #expect(found.status == 0, "\(found.stderr)")
+            let list = try JSONValue.parse(found.stdout)
+            #expect(list.arrayValue?.first?["id"] == "eb0123456789abcdefghij" && list.arrayValue?.first?["host"] == "10.77.0.2", "\(found.stdout)")
+            let status = try await Executables.run("/usr/sbin/ip", [
+                "netns", "exec", app, Executables.path("tether"), "tuya", "status", "--host", "10.77.0.2", "--id", "eb0123456789abcdefghij",
+                "--local-key", "thisisarealkey00", "--version", version, "--product", product, "--json",
+            ])
+            #expect(try JSONValue.parse(status.stdout)["data"]?["LED_OnOff"] == .bool(false), "\(status.stderr)")
+        }
+    }
+}
+
 /// Two network namespaces joined by a veth pair, created and removed by the test.
 enum NetworkNamespaces {
     static var usable: Bool {

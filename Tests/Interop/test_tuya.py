@@ -148,3 +148,34 @@ def test_wrong_key_against_the_agent():
         assert "Error" in device.status()
         # The agent is still there for the right key.
         assert "dps" in agent.tinytuya().status()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_announcements(version):
+    """The agent's beacons, sent to a loopback port: tinytuya's own decoder reads them, and
+    `tether tuya scan` lists the device."""
+    import socket
+    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.settimeout(5)
+    port = listener.getsockname()[1]
+    process = subprocess.Popen(
+        [os.path.join(BIN, "tether-agent"), "simulate", "--protocol", "tuya", "--version", version, "--bind", "127.0.0.1",
+         "--tuya-port", "0", "--tuya-id", DEVICE_ID, "--local-key", KEY, "--product", PET_HOUSE, "--json", "--interval", "0",
+         "--announce", f"127.0.0.1:{port}", "--announce-interval", "0.3"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        datagram, _ = listener.recvfrom(4096)
+        decoded = json.loads(tinytuya.decrypt_udp(datagram))
+        assert decoded["gwId"] == DEVICE_ID and decoded["version"] == version, decoded
+        listener.close()
+        found = subprocess.run(
+            [os.path.join(BIN, "tether"), "tuya", "scan", "--listen", "127.0.0.1", "--port", str(port), "--timeout", "1.5", "--json"],
+            capture_output=True, text=True, timeout=30,
+        )
+        assert found.returncode == 0, found.stderr
+        assert [(d["id"], d["host"], d["version"]) for d in json.loads(found.stdout)] == [(DEVICE_ID, "127.0.0.1", version)]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
