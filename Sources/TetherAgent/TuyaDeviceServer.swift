@@ -155,19 +155,15 @@ public final class TuyaDeviceServer: Sendable {
         device.events.yield(.clientConnected(client))
         defer { device.events.yield(.clientDisconnected(client)) }
         do {
-            let link = try TuyaLink(configuration: configuration, model: device.model)
+            let link = try TuyaLink(configuration: configuration, device: device)
             let changes = device.changes.subscribe()
             try await connection.executeThenClose { inbound, outbound in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
-                        // Every change, whoever made it, once the session is ready.
-                        var reported = link.points.json(self.device.status.allValues)
+                        // Every change, whoever made it, once the session is ready; what a write
+                        // was already answered with is not pushed again.
                         for await status in changes {
-                            let now = link.points.json(status.allValues)
-                            var changed = JSONObject()
-                            for id in now.keys where now[id] != reported[id] { changed[id] = now[id] }
-                            reported = now
-                            guard !changed.isEmpty, let push = link.push(changed, time: self.device.lanGrants.now()) else { continue }
+                            guard let push = link.push(changesIn: status.allValues, time: self.device.lanGrants.now()) else { continue }
                             try await outbound.write(push)
                         }
                     }
@@ -203,18 +199,21 @@ private final class TuyaLink: Sendable {
     private struct State {
         var codec: TuyaCodec
         var session: TuyaDeviceSession
+        /// The points as the client last heard them (answers and pushes), by id.
+        var reported: JSONObject
     }
 
     private let state: Mutex<State>
     let points: TuyaDataPoints
 
-    init(configuration: TuyaDeviceConfiguration, model: ThingModel) throws(TetherError) {
-        points = TuyaDataPoints(model: model)
+    init(configuration: TuyaDeviceConfiguration, device: VirtualDevice) throws(TetherError) {
+        points = TuyaDataPoints(model: device.model)
         state = Mutex(
             State(
                 codec: try TuyaCodec(version: configuration.version, key: configuration.localKey, sender: .device),
                 session: try TuyaDeviceSession(
-                    version: configuration.version, deviceID: configuration.deviceID, localKey: configuration.localKey, points: points)))
+                    version: configuration.version, deviceID: configuration.deviceID, localKey: configuration.localKey, points: points),
+                reported: points.json(device.status.allValues)))
     }
 
     func decode(_ buffer: inout ByteBuffer) throws(TetherError) -> TuyaMessage? {
@@ -228,16 +227,28 @@ private final class TuyaLink: Sendable {
     }
 
     func receive(_ message: TuyaMessage, device: VirtualDevice, client: String) -> [TuyaDeviceSession.Action] {
-        state.withLock { $0.session.receive(message, device: device, client: client) }
+        state.withLock { state in
+            let actions = state.session.receive(message, device: device, client: client)
+            for case .send(let reply) in actions where !reply.payload.isEmpty {
+                guard let answered = try? TuyaStatus(parsing: reply.payload) else { continue }
+                for id in answered.dps.keys { state.reported[id] = answered.dps[id] }
+            }
+            return actions
+        }
     }
 
     func useKey(_ key: [UInt8]) { state.withLock { $0.codec.key = key } }
 
-    /// A `STATUS` frame with the changed points; nil before the session is ready.
-    func push(_ dps: JSONObject, time: Int64) -> ByteBuffer? {
-        state.withLock { state -> ByteBuffer? in
-            guard state.session.isReady else { return nil }
-            let payload = TuyaStatus(dps: dps, time: time).payload(deviceID: state.session.deviceID, version: state.codec.version)
+    /// A `STATUS` frame with the points that differ from what the client last heard; nil when
+    /// none do, or before the session is ready.
+    func push(changesIn values: [String: DataValue], time: Int64) -> ByteBuffer? {
+        let now = points.json(values)
+        return state.withLock { state -> ByteBuffer? in
+            var changed = JSONObject()
+            for id in now.keys where now[id] != state.reported[id] { changed[id] = now[id] }
+            guard state.session.isReady, !changed.isEmpty else { return nil }
+            for id in changed.keys { state.reported[id] = changed[id] }
+            let payload = TuyaStatus(dps: changed, time: time).payload(deviceID: state.session.deviceID, version: state.codec.version)
             let message = TuyaMessage(sequence: state.session.nextPushSequence(), command: .status, returnCode: 0, payload: payload)
             return try? state.codec.encode(message)
         }

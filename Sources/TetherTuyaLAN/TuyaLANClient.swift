@@ -53,25 +53,30 @@ public final class TuyaConnection {
     public func status() async throws(TetherError) -> TuyaStatus {
         let (command, payload) = TuyaRequest.query(deviceID: address.deviceID, version: address.version, time: clock())
         try await send(command, payload)
+        // The answer carries the request's command; pushes that were already on their way
+        // (STATUS after an earlier write) are not it.
         while true {
             let message = try await receive()
+            guard message.command == command else { continue }
             try Self.check(message)
             guard !message.payload.isEmpty else { continue }
             return try TuyaStatus(parsing: message.payload)
         }
     }
 
-    /// Sets data points; returns what the device reported back, or, when it only acknowledged
-    /// (a write that changed nothing pushes nothing), its status read afterwards.
+    /// Sets data points; returns the points as the device answered them, or, when it only
+    /// acknowledged (some firmware answers empty and pushes `STATUS` after), its status read
+    /// afterwards.
     @discardableResult
     public func set(_ dps: JSONObject) async throws(TetherError) -> TuyaStatus {
         let (command, payload) = TuyaRequest.control(dps, deviceID: address.deviceID, version: address.version, time: clock())
         try await send(command, payload)
         while true {
             let message = try await receive()
+            guard message.command == command else { continue }
             try Self.check(message)
             if !message.payload.isEmpty, let status = try? TuyaStatus(parsing: message.payload) { return status }
-            if message.command == command { return try await status() }
+            return try await status()
         }
     }
 
