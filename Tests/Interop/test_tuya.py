@@ -4,6 +4,7 @@ device that goes dark, fail with typed errors."""
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 import tinytuya
@@ -179,3 +180,52 @@ def test_announcements(version):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+NETNS = os.geteuid() == 0 and os.path.exists("/usr/sbin/ip")
+
+
+@pytest.mark.skipif(not NETNS, reason="needs root and iproute2 to create network namespaces; tinytuya's scanner broadcasts")
+@pytest.mark.parametrize("version", ["3.3", "3.5"])
+def test_tinytuya_scanner_in_network_namespaces(version):
+    """tinytuya's own scanner (it broadcasts, and needs a default route) finds the agent's device,
+    inside two network namespaces joined by a veth pair that the test creates and removes."""
+    suffix = f"{os.getpid() % 10000}{version[-1]}"
+    app, device = f"tt-app-{suffix}", f"tt-dev-{suffix}"
+
+    def ip(*arguments):
+        subprocess.run(["/usr/sbin/ip", *arguments], check=True, capture_output=True)
+
+    ip("netns", "add", app)
+    ip("netns", "add", device)
+    agent = None
+    try:
+        ip("-n", app, "link", "add", f"ta{suffix}", "type", "veth", "peer", "name", f"td{suffix}", "netns", device)
+        ip("-n", app, "addr", "add", "10.78.0.1/24", "broadcast", "10.78.0.255", "dev", f"ta{suffix}")
+        ip("-n", device, "addr", "add", "10.78.0.2/24", "broadcast", "10.78.0.255", "dev", f"td{suffix}")
+        for namespace, link in [(app, f"ta{suffix}"), (device, f"td{suffix}")]:
+            ip("-n", namespace, "link", "set", "lo", "up")
+            ip("-n", namespace, "link", "set", link, "up")
+            ip("-n", namespace, "route", "add", "default", "dev", link)
+        agent = subprocess.Popen(
+            ["/usr/sbin/ip", "netns", "exec", device, os.path.join(BIN, "tether-agent"), "simulate", "--protocol", "tuya", "--version", version,
+             "--bind", "0.0.0.0", "--tuya-id", DEVICE_ID, "--local-key", KEY, "--product", PET_HOUSE, "--json", "--interval", "0",
+             "--announce-interval", "0.5"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        assert json.loads(agent.stdout.readline())["id"] == DEVICE_ID
+        script = ("import json, tinytuya.scanner as s; "
+                  "found = s.devices(verbose=False, scantime=3, poll=False, color=False, assume_yes=True); "
+                  "print(json.dumps(found))")
+        scanned = subprocess.run(["/usr/sbin/ip", "netns", "exec", app, sys.executable, "-c", script],
+                                 capture_output=True, text=True, timeout=60)
+        assert scanned.returncode == 0, scanned.stderr
+        found = json.loads(scanned.stdout.strip().splitlines()[-1])
+        entries = list(found.values())
+        assert any(entry.get("gwId") == DEVICE_ID and entry.get("ip") == "10.78.0.2" and entry.get("version") == version for entry in entries), found
+    finally:
+        if agent is not None:
+            agent.terminate()
+            agent.wait(timeout=10)
+        subprocess.run(["/usr/sbin/ip", "netns", "del", device], capture_output=True)
+        subprocess.run(["/usr/sbin/ip", "netns", "del", app], capture_output=True)
