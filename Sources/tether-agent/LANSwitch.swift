@@ -4,11 +4,47 @@ import Logging
 import TetherAgent
 import TetherCLISupport
 import TetherCore
+import TetherTuyaLAN
+
+/// A device's LAN side that can be stopped and started again on the ports it had: the GAgent
+/// server or the Tuya one.
+protocol RestartableLANServer: Sendable {
+    var deviceName: String { get }
+    func run() async throws
+    /// The same server again, on the ports it was bound to.
+    func restarted(logger: Logger) async -> Self
+}
+
+extension LANDeviceServer: RestartableLANServer {
+    var deviceName: String { device.identity.did }
+
+    func restarted(logger: Logger) async -> LANDeviceServer {
+        var configuration = self.configuration
+        if let addresses = try? await addresses() {
+            configuration.udpPort = addresses.udpPort
+            configuration.tcpPort = addresses.tcpPort
+        }
+        // A client reconnecting meanwhile can hold a port for a moment.
+        configuration.bindRetry = .seconds(8)
+        return LANDeviceServer(device: device, configuration: configuration, logger: logger)
+    }
+}
+
+extension TuyaDeviceServer: RestartableLANServer {
+    var deviceName: String { configuration.deviceID }
+
+    func restarted(logger: Logger) async -> TuyaDeviceServer {
+        var configuration = self.configuration
+        if let port = try? await port() { configuration.port = port }
+        return TuyaDeviceServer(device: device, configuration: configuration, logger: logger)
+    }
+}
 
 /// The devices' LAN side, stopped by SIGUSR1 and started again by SIGUSR2 (on the ports it had),
-/// so that an app's move to the cloud and back can be tried without touching the network.
+/// so that an app's move to the cloud and back, or its reconnection, can be tried without
+/// touching the network.
 enum LANSwitch {
-    static func serve(_ servers: [LANDeviceServer], logger: Logger) async {
+    static func serve<Server: RestartableLANServer>(_ servers: [Server], logger: Logger) async {
         // The servers run as a child of this call, in a scope of their own, so that they can be
         // stopped and started again while the call goes on.
         let scope = TaskScope()
@@ -23,17 +59,8 @@ enum LANSwitch {
                     serving = nil
                     printError("LAN side stopped (SIGUSR1); SIGUSR2 starts it again")
                 } else if number == SIGUSR2, serving == nil {
-                    var restarted: [LANDeviceServer] = []
-                    for server in current {
-                        var configuration = server.configuration
-                        if let addresses = try? await server.addresses() {
-                            configuration.udpPort = addresses.udpPort
-                            configuration.tcpPort = addresses.tcpPort
-                        }
-                        // A client reconnecting meanwhile can hold a port for a moment.
-                        configuration.bindRetry = .seconds(8)
-                        restarted.append(LANDeviceServer(device: server.device, configuration: configuration, logger: logger))
-                    }
+                    var restarted: [Server] = []
+                    for server in current { restarted.append(await server.restarted(logger: logger)) }
                     current = restarted
                     serving = start(current, in: scope)
                     printError("LAN side started again (SIGUSR2)")
@@ -43,7 +70,7 @@ enum LANSwitch {
         }
     }
 
-    private static func start(_ servers: [LANDeviceServer], in scope: TaskScope) -> TaskScope.Handle {
+    private static func start<Server: RestartableLANServer>(_ servers: [Server], in scope: TaskScope) -> TaskScope.Handle {
         scope.start {
             await withTaskGroup(of: Void.self) { group in
                 for server in servers {
@@ -51,7 +78,7 @@ enum LANSwitch {
                         do {
                             try await server.run()
                         } catch {
-                            printError("device \(server.device.identity.did): \(error)")
+                            printError("device \(server.deviceName): \(error)")
                         }
                     }
                 }

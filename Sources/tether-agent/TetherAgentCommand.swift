@@ -233,7 +233,7 @@ struct Simulate: AsyncParsableCommand {
                 }
                 let lanServers = servers.compactMap { $0 }
                 if !lanServers.isEmpty { group.addTask { await LANSwitch.serve(lanServers, logger: serverLogger) } }
-                for server in tuyaServers { group.addTask { try await server.run() } }
+                if !tuyaServers.isEmpty { group.addTask { await LANSwitch.serve(tuyaServers, logger: serverLogger) } }
                 for (index, server) in tuyaServers.enumerated() {
                     Self.printTuyaDevice(server, port: try await server.port(), index: index + 1, showKey: printedKey, json: json)
                 }

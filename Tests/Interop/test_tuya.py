@@ -229,3 +229,30 @@ def test_tinytuya_scanner_in_network_namespaces(version):
             agent.wait(timeout=10)
         subprocess.run(["/usr/sbin/ip", "netns", "del", device], capture_output=True)
         subprocess.run(["/usr/sbin/ip", "netns", "del", app], capture_output=True)
+
+
+def test_lan_side_stopped_and_started():
+    """SIGUSR1 takes the agent's Tuya side down (as a device that drops off the network), SIGUSR2
+    brings it back on the same port: clients fail with a typed error, then work again."""
+    import signal
+    import time
+    with Agent("3.4") as agent:
+        where_agent = ["--host", "127.0.0.1", "--port", str(agent.port), "--id", DEVICE_ID, "--version", "3.4", "--timeout", "2"]
+        assert tuya("status", *where_agent, "--json").returncode == 0
+        agent.process.send_signal(signal.SIGUSR1)
+        deadline = time.time() + 10
+        while True:
+            down = tuya("status", *where_agent, "--json", check=False)
+            if down.returncode != 0 or time.time() > deadline:
+                break
+            time.sleep(0.2)
+        assert down.returncode != 0 and "connectionFailed" in down.stderr, down.stderr
+        agent.process.send_signal(signal.SIGUSR2)
+        deadline = time.time() + 10
+        while True:
+            up = tuya("status", *where_agent, "--json", check=False)
+            if up.returncode == 0 or time.time() > deadline:
+                break
+            time.sleep(0.2)
+        assert up.returncode == 0, up.stderr
+        assert "dps" in json.loads(up.stdout)
