@@ -240,17 +240,7 @@ public final class LANDeviceServer: Sendable {
     }
 
     private func serve(_ channel: any Channel) async {
-        let connection: NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>
-        do {
-            connection = try await channel.eventLoop.submit {
-                let wrapped = try NIOAsyncChannel<GizwitsLANFrame, GizwitsLANFrame>(wrappingChannelSynchronously: channel)
-                channel.setOption(.autoRead, value: true).whenComplete { _ in }
-                return wrapped
-            }.get()
-        } catch {
-            channel.close(promise: nil)
-            return
-        }
+        guard let connection = await servedChannel(channel, carrying: GizwitsLANFrame.self) else { return }
         let client = channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
         let admitted = clients.withLock { clients in
             guard clients.count < configuration.maximumClients else { return false }
@@ -322,6 +312,21 @@ public final class LANDeviceServer: Sendable {
         } catch {
             logger.debug("client connection ended", metadata: ["tether.client": "\(client)", "tether.error": "\(error)"])
         }
+    }
+}
+
+/// An accepted channel (handed over raw, reading off: swift-nio#2637) wrapped for the task that
+/// serves it, its reading turned on; nil (and the channel closed) when that fails.
+func servedChannel<Message: Sendable>(_ channel: any Channel, carrying: Message.Type) async -> NIOAsyncChannel<Message, Message>? {
+    do {
+        return try await channel.eventLoop.submit {
+            let wrapped = try NIOAsyncChannel<Message, Message>(wrappingChannelSynchronously: channel)
+            channel.setOption(.autoRead, value: true).whenComplete { _ in }
+            return wrapped
+        }.get()
+    } catch {
+        channel.close(promise: nil)
+        return nil
     }
 }
 

@@ -141,17 +141,7 @@ public final class TuyaDeviceServer: Sendable {
             }
         }
         defer { busy.store(false, ordering: .releasing) }
-        let connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>
-        do {
-            connection = try await channel.eventLoop.submit {
-                let wrapped = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                channel.setOption(.autoRead, value: true).whenComplete { _ in }
-                return wrapped
-            }.get()
-        } catch {
-            channel.close(promise: nil)
-            return
-        }
+        guard let connection = await servedChannel(channel, carrying: ByteBuffer.self) else { return }
         device.events.yield(.clientConnected(client))
         defer { device.events.yield(.clientDisconnected(client)) }
         do {

@@ -75,14 +75,7 @@ extension TetherCloudAPI {
     ) async throws(TetherError)
         -> HomeInvitation
     {
-        let target: SharingCreateBody.Receiver =
-            switch receiver {
-            case .uid(let uid): .uid(uid)
-            case .username(let name): .username(name)
-            case .email(let email): .email(email)
-            case .phone(let phone): .phone(phone)
-            }
-        let body = HomeInvitationCreateBody(receiver: target, role: role)
+        let body = HomeInvitationCreateBody(receiver: receiver.body, role: role)
         return try decodeBody(
             "the invitation", try await call(.POST, "/app/homes/\(home)/members", body: body.json, session: session), as: HomeInvitationBody.init(json:))
     }

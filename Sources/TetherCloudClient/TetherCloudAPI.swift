@@ -288,12 +288,21 @@ public struct TetherCloudAPI: Sendable {
 
     // MARK: Sharing and messages
 
-    /// Who receives an invitation.
+    /// Who receives an invitation (to a device, or to a home).
     public enum SharingReceiver: Sendable, Hashable {
         case uid(String)
         case username(String)
         case email(String)
         case phone(String)
+
+        var body: SharingCreateBody.Receiver {
+            switch self {
+            case .uid(let uid): .uid(uid)
+            case .username(let name): .username(name)
+            case .email(let email): .email(email)
+            case .phone(let phone): .phone(phone)
+            }
+        }
     }
 
     /// Invites a user to a device you own (`POST /app/sharing`, type 0; valid 24 h); `duration`
@@ -302,14 +311,7 @@ public struct TetherCloudAPI: Sendable {
     /// - Throws: `TetherError.Code.cloudRefused` with 9081 (not the owner), 9082 (no such user),
     ///   9080 (yourself), 9083 (already bound), 9087 (an invitation is already waiting).
     public func share(_ session: CloudSession, did: String, with receiver: SharingReceiver, duration: Duration? = nil) async throws(TetherError) -> Int64 {
-        let target: SharingCreateBody.Receiver =
-            switch receiver {
-            case .uid(let uid): .uid(uid)
-            case .username(let name): .username(name)
-            case .email(let email): .email(email)
-            case .phone(let phone): .phone(phone)
-            }
-        let body = SharingCreateBody(kind: .user, did: did, receiver: target, duration: duration.map { $0.components.seconds / 60 })
+        let body = SharingCreateBody(kind: .user, did: did, receiver: receiver.body, duration: duration.map { $0.components.seconds / 60 })
         return try decodeBody("the invitation", try await call(.POST, "/app/sharing", body: body.json, session: session), as: SharingCreatedBody.init(json:)).id
     }
 

@@ -169,11 +169,7 @@ struct HomeTests {
     func sdk() async throws {
         try await CloudHarness.run(.sqlite) { cloud in
             let device = try await DeviceFixtures.registeredDevice(cloud, sharing: true)
-            let configuration = TetherClient.Configuration(
-                products: [try ThingModel(gizwitsJSON: try DeviceFixtures.petHouse())], lan: LANConfiguration(discoveryEnabled: false),
-                cloud: .init(
-                    endpoint: try CloudEndpoint(url: "http://127.0.0.1:\(cloud.httpPort)"), appID: cloud.app.appID, sessionStore: MemorySessionStore(),
-                    requestTimeout: .seconds(20)))
+            let configuration = try SharingMessageTests.cloudOnlyConfiguration(cloud)
             try await withTetherClient(configuration: configuration, logger: GatewayFixtures.quietLogger) { owner in
                 try await withTetherClient(configuration: configuration, logger: GatewayFixtures.quietLogger) { member in
                     let memberName = "sdkmember\(UInt32.random(in: 0...UInt32.max))"
@@ -188,15 +184,7 @@ struct HomeTests {
 
                     let events = member.events()
                     let invitation = try await owner.homes.invite(.username(memberName), to: home.id)
-                    let heard = await withTaskGroup(of: CloudMessage?.self) { group in
-                        group.addTask {
-                            for await event in events { if case .message(let message) = event { return message } }
-                            return nil
-                        }
-                        group.addTask { try? await Task.sleep(for: .seconds(15)); return nil }
-                        defer { group.cancelAll() }
-                        return await group.next() ?? nil
-                    }
+                    let heard = await SharingMessageTests.firstMessage(events)
                     #expect(heard?.type == 5 && heard?.data["invitation_id"] == .int(invitation.id), "the invitation was pushed to the member's client")
                     #expect(try await member.homes.invitations().map(\.id) == [invitation.id])
                     try await member.homes.answer(invitation.id, accept: true)

@@ -235,15 +235,33 @@ struct SharingMessageTests {
         }
     }
 
+    /// An SDK client of the pet house through the cloud only (no LAN discovery).
+    static func cloudOnlyConfiguration(_ cloud: CloudHarness) throws -> TetherClient.Configuration {
+        TetherClient.Configuration(
+            products: [try ThingModel(gizwitsJSON: try DeviceFixtures.petHouse())], lan: LANConfiguration(discoveryEnabled: false),
+            cloud: .init(
+                endpoint: try CloudEndpoint(url: "http://127.0.0.1:\(cloud.httpPort)"), appID: cloud.app.appID, sessionStore: MemorySessionStore(),
+                requestTimeout: .seconds(20)))
+    }
+
+    /// The first message-centre push among a client's events, within 15 s.
+    static func firstMessage(_ events: AsyncStream<TetherClientEvent>) async -> CloudMessage? {
+        await withTaskGroup(of: CloudMessage?.self) { group in
+            group.addTask {
+                for await event in events { if case .message(let message) = event { return message } }
+                return nil
+            }
+            group.addTask { try? await Task.sleep(for: .seconds(15)); return nil }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
+    }
+
     @Test("two SDK clients: the owner invites, the guest hears of it, accepts, and finds the device in its list; revoked, it is gone")
     func sdk() async throws {
         try await CloudHarness.run(.sqlite) { cloud in
             let device = try await DeviceFixtures.registeredDevice(cloud, sharing: true)
-            let configuration = TetherClient.Configuration(
-                products: [try ThingModel(gizwitsJSON: try DeviceFixtures.petHouse())], lan: LANConfiguration(discoveryEnabled: false),
-                cloud: .init(
-                    endpoint: try CloudEndpoint(url: "http://127.0.0.1:\(cloud.httpPort)"), appID: cloud.app.appID, sessionStore: MemorySessionStore(),
-                    requestTimeout: .seconds(20)))
+            let configuration = try Self.cloudOnlyConfiguration(cloud)
             try await withTetherClient(configuration: configuration, logger: GatewayFixtures.quietLogger) { owner in
                 try await withTetherClient(configuration: configuration, logger: GatewayFixtures.quietLogger) { guest in
                     let ownerName = "sdkowner\(UInt32.random(in: 0...UInt32.max))"
@@ -253,15 +271,7 @@ struct SharingMessageTests {
                     _ = try await owner.bind(did: device.did, passcode: device.passcode)
                     let events = guest.events()
                     let id = try await owner.sharing.invite(.username(guestName), to: device.did)
-                    let heard = await withTaskGroup(of: CloudMessage?.self) { group in
-                        group.addTask {
-                            for await event in events { if case .message(let message) = event { return message } }
-                            return nil
-                        }
-                        group.addTask { try? await Task.sleep(for: .seconds(15)); return nil }
-                        defer { group.cancelAll() }
-                        return await group.next() ?? nil
-                    }
+                    let heard = await Self.firstMessage(events)
                     #expect(heard?.data["sharing_id"] == .int(id), "the invitation was pushed to the guest's client")
                     let received = try await guest.sharing.invitations(sent: false)
                     #expect(received.map(\.id) == [id] && received.first?.status == .pending)
