@@ -23,10 +23,14 @@ public struct TuyaDeviceConfiguration: Sendable {
     public var announcementInterval: Duration
     /// The product key announced.
     public var productKey: String
+    /// 3.5: the UDP port where apps' `REQ_DEVINFO` probes are answered (Tuya: 7000; 0 lets the
+    /// system choose); nil answers none.
+    public var probePort: Int?
 
     public init(
         host: String = "0.0.0.0", port: Int = 6668, deviceID: String, localKey: [UInt8], version: TuyaVersion, idleTimeout: Duration = .seconds(30),
-        announcementTarget: (host: String, port: Int)?? = .none, announcementInterval: Duration = .seconds(5), productKey: String = "keydeadbeef12345"
+        announcementTarget: (host: String, port: Int)?? = .none, announcementInterval: Duration = .seconds(5), productKey: String = "keydeadbeef12345",
+        probePort: Int? = 7000
     ) throws(TetherError) {
         guard localKey.count == 16 else { throw TetherError(.invalidArgument, "a Tuya local key is 16 bytes") }
         self.host = host
@@ -39,6 +43,7 @@ public struct TuyaDeviceConfiguration: Sendable {
         self.announcementTarget = announcementTarget ?? (loopback ? "127.0.0.1" : "255.255.255.255", TuyaDiscovery.port(for: version))
         self.announcementInterval = announcementInterval
         self.productKey = productKey
+        self.probePort = version == .v35 ? probePort : nil
     }
 }
 
@@ -50,6 +55,7 @@ public final class TuyaDeviceServer: Sendable {
     public let configuration: TuyaDeviceConfiguration
     private let logger: Logger
     private let bound = AsyncPromise<Int, TetherError>()
+    private let probeBound = AsyncPromise<Int?, Never>()
     private let busy = Atomic<Bool>(false)
 
     public init(device: VirtualDevice, configuration: TuyaDeviceConfiguration, logger: Logger = Logger(label: "tether.agent.tuya")) {
@@ -61,6 +67,12 @@ public final class TuyaDeviceServer: Sendable {
     /// The TCP port, once listening.
     public func port() async throws(TetherError) -> Int {
         try await bound.value(ifCancelled: { TetherError(.cancelled, "stopped waiting for the Tuya socket") })
+    }
+
+    /// The UDP port probes are answered on (3.5), once listening; nil when none.
+    public func probePort() async -> Int? {
+        guard configuration.probePort != nil else { return nil }
+        return await probeBound.result(ifCancelled: { .success(nil) }).get()
     }
 
     /// Listens and serves until cancelled.
@@ -89,6 +101,7 @@ public final class TuyaDeviceServer: Sendable {
         do {
             try await withThrowingDiscardingTaskGroup { group in
                 if configuration.announcementTarget != nil { group.addTask { await self.announce() } }
+                if configuration.probePort != nil { group.addTask { await self.answerProbes() } }
                 group.addTask {
                     try await server.executeThenClose { inbound in
                         try await withThrowingDiscardingTaskGroup { connections in
@@ -99,6 +112,36 @@ public final class TuyaDeviceServer: Sendable {
             }
         } catch _ where Task.isCancelled {
             // Cancellation is how a server stops.
+        }
+    }
+
+    /// 3.5 discovery (§7): an app's `REQ_DEVINFO` on UDP 7000 is answered with the device's
+    /// announcement, to the address the probe names (at the port it came from).
+    private func answerProbes() async {
+        guard let port = configuration.probePort else { return }
+        let announcement = TuyaAnnouncement(
+            ip: configuration.host, deviceID: configuration.deviceID, productKey: configuration.productKey, version: configuration.version.rawValue)
+        do {
+            let udp = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                .bind(host: configuration.host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(wrappingChannelSynchronously: channel)
+                    }
+                }
+            probeBound.resolve(.success(udp.channel.localAddress?.port))
+            try await udp.executeThenClose { inbound, outbound in
+                for try await envelope in inbound {
+                    guard let ip = try? TuyaDiscovery.probeAddress(in: Array(envelope.data.readableBytesView)),
+                        let target = try? SocketAddress(ipAddress: ip, port: envelope.remoteAddress.port ?? 7000)
+                    else { continue }
+                    let answer = try TuyaDiscovery.datagram(announcement, version: configuration.version)
+                    try await outbound.write(AddressedEnvelope(remoteAddress: target, data: ByteBuffer(bytes: answer)))
+                }
+            }
+        } catch {
+            probeBound.resolve(.success(nil))
+            logger.info("REQ_DEVINFO probes not answered", metadata: ["tether.udp": "\(port)", "tether.error": "\(error)"])
         }
     }
 

@@ -109,6 +109,11 @@ struct Simulate: AsyncParsableCommand {
     @Option(name: .customLong("announce-interval"), help: "With --protocol tuya: seconds between announcements (Tuya devices: about 5).")
     var announceInterval: Double = 5
 
+    @Option(
+        name: .customLong("probe-port"),
+        help: "With --protocol tuya --version 3.5: the UDP port REQ_DEVINFO probes are answered on (Tuya: 7000; 0 lets the system choose).")
+    var probePort = 7000
+
     @Option(name: .customLong("tuya-port"), help: "With --protocol tuya: the TCP port (default 6668; 0 lets the system choose).")
     var tuyaPort = 6668
 
@@ -190,7 +195,7 @@ struct Simulate: AsyncParsableCommand {
                     host: host, port: tuyaPort, deviceID: tuyaID ?? Self.randomTuyaID(using: &generator), localKey: Array(key.utf8),
                     version: TuyaVersion(rawValue: tuyaVersion)!, idleTimeout: .milliseconds(Int(max(idleTimeout, 30) * 1000)),
                     announcementTarget: announce.map { $0 == "none" ? .some(nil) : .some(parseHostPort($0)) } ?? .none,
-                    announcementInterval: .milliseconds(Int(announceInterval * 1000)))
+                    announcementInterval: .milliseconds(Int(announceInterval * 1000)), probePort: probePort)
                 tuyaServers.append(TuyaDeviceServer(device: device, configuration: configuration, logger: logger))
                 servers.append(nil)
             } else if lan {
@@ -235,7 +240,8 @@ struct Simulate: AsyncParsableCommand {
                 if !lanServers.isEmpty { group.addTask { await LANSwitch.serve(lanServers, logger: serverLogger) } }
                 if !tuyaServers.isEmpty { group.addTask { await LANSwitch.serve(tuyaServers, logger: serverLogger) } }
                 for (index, server) in tuyaServers.enumerated() {
-                    Self.printTuyaDevice(server, port: try await server.port(), index: index + 1, showKey: printedKey, json: json)
+                    Self.printTuyaDevice(
+                        server, port: try await server.port(), probePort: await server.probePort(), index: index + 1, showKey: printedKey, json: json)
                 }
                 for (index, device) in devices.enumerated() where tuyaServers.isEmpty {
                     let addresses = try await servers[index]?.addresses()
@@ -246,13 +252,14 @@ struct Simulate: AsyncParsableCommand {
         }
     }
 
-    static func printTuyaDevice(_ server: TuyaDeviceServer, port: Int, index: Int, showKey: Bool, json: Bool) {
+    static func printTuyaDevice(_ server: TuyaDeviceServer, port: Int, probePort: Int?, index: Int, showKey: Bool, json: Bool) {
         let configuration = server.configuration
         if json {
             var object: JSONObject = [
                 "device": .int(Int64(index)), "protocol": "tuya", "id": .string(configuration.deviceID), "host": .string(configuration.host),
                 "port": .int(Int64(port)), "version": .string(configuration.version.rawValue),
             ]
+            if let probePort { object["probePort"] = .int(Int64(probePort)) }
             // A key the simulator made up is printed, so that clients can use it; a given one is not repeated.
             if showKey { object["localKey"] = .string(String(decoding: configuration.localKey, as: UTF8.self)) }
             printJSON(.object(object))

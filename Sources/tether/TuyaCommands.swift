@@ -67,6 +67,7 @@ struct TuyaCommand: AsyncParsableCommand {
         @Option(help: "The address to listen on.") var listen = "0.0.0.0"
         @Option(help: "A UDP port to listen on (repeatable; default 6666 and 6667).") var port: [Int] = []
         @Option(help: "Seconds to listen (devices announce about every 5 s).") var timeout: Double = 6
+        @Option(help: "Also send a 3.5 REQ_DEVINFO probe to HOST:PORT (Tuya: the broadcast address, port 7000).") var probe: String?
         @Flag(help: "Print JSON.") var json = false
 
         func validate() throws {
@@ -74,7 +75,15 @@ struct TuyaCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let found = try await TuyaScanner.scan(host: listen, ports: port.isEmpty ? [6666, 6667] : port, duration: .milliseconds(Int64(timeout * 1000)))
+            var target: (host: String, port: Int)?
+            if let probe {
+                guard let colon = probe.lastIndex(of: ":"), let number = Int(probe[probe.index(after: colon)...]), (1...65535).contains(number) else {
+                    throw ValidationError("--probe takes HOST:PORT")
+                }
+                target = (String(probe[..<colon]), number)
+            }
+            let found = try await TuyaScanner.scan(
+                host: listen, ports: port.isEmpty ? [6666, 6667] : port, duration: .milliseconds(Int64(timeout * 1000)), probe: target)
             if json {
                 printJSON(
                     .array(

@@ -256,3 +256,29 @@ def test_lan_side_stopped_and_started():
             time.sleep(0.2)
         assert up.returncode == 0, up.stderr
         assert "dps" in json.loads(up.stdout)
+
+
+def test_probe_answered():
+    """A 3.5 device answers an app's REQ_DEVINFO probe with its announcement, to the address the
+    probe names: found without waiting for a beacon (announcements are off here)."""
+    import socket
+    process = subprocess.Popen(
+        [os.path.join(BIN, "tether-agent"), "simulate", "--protocol", "tuya", "--version", "3.5", "--bind", "127.0.0.1", "--tuya-port", "0",
+         "--probe-port", "0", "--tuya-id", DEVICE_ID, "--local-key", KEY, "--product", PET_HOUSE, "--json", "--interval", "0", "--announce", "none"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        probe_port = json.loads(process.stdout.readline())["probePort"]
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as unused:
+            unused.bind(("127.0.0.1", 0))
+            quiet_port = unused.getsockname()[1]
+        found = subprocess.run(
+            [os.path.join(BIN, "tether"), "tuya", "scan", "--listen", "127.0.0.1", "--port", str(quiet_port), "--probe", f"127.0.0.1:{probe_port}",
+             "--timeout", "1", "--json"],
+            capture_output=True, text=True, timeout=30,
+        )
+        assert found.returncode == 0, found.stderr
+        assert [(d["id"], d["version"]) for d in json.loads(found.stdout)] == [(DEVICE_ID, "3.5")]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
