@@ -68,9 +68,7 @@ struct SharingService: Sendable {
             guard let device = try await DeviceStore(transaction).find(did), let product = try await ProductStore(transaction).find(device.productKey),
                 product.sharingEnabled
             else { throw CloudAPIError.onlyOwnerCanShare(detail: "the device's product does not allow sharing") }
-            try await transaction.query(
-                "UPDATE bindings SET role = CASE WHEN uid = $2 THEN 'owner' ELSE 'guest' END WHERE did = $1 AND role IN ('special', 'normal')",
-                .text(did), .text(uid))
+            try await BindingStore(transaction).makeOwnerOnFirstShare(uid, did: did)
         case nil:
             throw CloudAPIError.deviceNotBound()
         default:
@@ -193,8 +191,7 @@ struct SharingService: Sendable {
                     throw CloudAPIError.sharingAlreadyCancelled()
                 }
                 // The share's binding only: what a home gave stays with the home.
-                try await transaction.query(
-                    "DELETE FROM bindings WHERE uid = $1 AND did = $2 AND role = 'guest' AND home_id IS NULL", .text(guest), .text(record.did))
+                try await BindingStore(transaction).deleteShared(guest, did: record.did)
             }
             try await ended(guest: guest, did: record.did)
             let device = try await deviceNames(record.did, aliasOf: record.ownerUID).display
@@ -232,13 +229,8 @@ struct SharingService: Sendable {
         guard uid != user.uid else { throw CloudAPIError.ownerCannotUnbindSelf() }
         let removed = try await database.transaction { transaction -> Bool in
             // A guest by sharing; a home's members lose the device when it leaves the home.
-            guard
-                try await transaction.first(
-                    "DELETE FROM bindings WHERE uid = $1 AND did = $2 AND role = 'guest' AND home_id IS NULL RETURNING uid", .text(uid), .text(did)) != nil
-            else { return false }
-            try await transaction.query(
-                "UPDATE sharing_invitations SET status = 3, updated_at = $3 WHERE did = $1 AND guest_uid = $2 AND status = 1", .text(did), .text(uid),
-                .int(Clock.unixNow()))
+            guard try await BindingStore(transaction).deleteShared(uid, did: did) else { return false }
+            try await SharingStore(transaction).revokeAccepted(did: did, guest: uid, now: Clock.unixNow())
             return true
         }
         guard removed else { throw CloudAPIError.guestNotFound(detail: "\(uid) is not a guest of \(did)") }
@@ -266,8 +258,7 @@ struct SharingService: Sendable {
             guard uid != user.uid, roles.contains(where: { $0.uid == uid && $0.role == .guest }) else {
                 throw CloudAPIError.guestNotFound(detail: "the new owner must be a guest of the device")
             }
-            try await transaction.query(
-                "UPDATE bindings SET role = 'owner', expires_at = NULL, home_id = NULL WHERE did = $1 AND uid = $2", .text(did), .text(uid))
+            try await BindingStore(transaction).makeOwner(uid, did: did)
             _ = try await BindingStore(transaction).delete(user.uid, did: did)
             // The device leaves the old owner's home, and the members who had it through it lose it.
             guard let home = try await homes.home(of: did) else { return [] }

@@ -107,7 +107,7 @@ struct HomeService: Sendable {
                 try await store.place(did, home: id, room: room, by: user.uid, now: now)
                 return (home, [])
             }
-            guard try await Self.owns(user.uid, did: did, on: transaction) else {
+            guard try await BindingStore(transaction).ownsDirectly(user.uid, did: did) else {
                 throw CloudAPIError.onlyOwnerCanOperate(detail: "only the device's owner places it in a home")
             }
             guard current == nil else { throw CloudAPIError.deviceInAnotherHome() }
@@ -124,19 +124,12 @@ struct HomeService: Sendable {
         }
     }
 
-    /// Whether `uid` owns `did` by a binding of its own (owner, or special user of a product
-    /// without sharing).
-    private static func owns(_ uid: String, did: String, on executor: any SQLExecutor) async throws -> Bool {
-        try await executor.first(
-            "SELECT role FROM bindings WHERE uid = $1 AND did = $2 AND home_id IS NULL AND role IN ('owner', 'special')", .text(uid), .text(did)) != nil
-    }
-
     /// An owner or admin takes a device out of the home, and so may the device's own owner
     /// whatever its role: the members it reached through the home lose it.
     func unplace(_ user: AuthenticatedUser, id: Int64, did: String) async throws {
         let (home, ended) = try await database.transaction { transaction -> (HomeRecord, [(uid: String, did: String)]) in
             let (home, role) = try await membership(user, id, on: transaction)
-            if role == .member, try await !Self.owns(user.uid, did: did, on: transaction) {
+            if role == .member, try await !BindingStore(transaction).ownsDirectly(user.uid, did: did) {
                 throw CloudAPIError.homeRoleInsufficient(detail: "a member takes out only devices it owns")
             }
             return (home, try await Self.takeOut(did, home: id, on: transaction))

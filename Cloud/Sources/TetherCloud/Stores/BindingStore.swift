@@ -55,6 +55,34 @@ struct BindingStore: Sendable {
         )
     }
 
+    /// The first share of a product with sharing: `uid` becomes the owner, the other special and
+    /// normal users its guests.
+    func makeOwnerOnFirstShare(_ uid: String, did: String) async throws(StorageError) {
+        try await executor.query(
+            "UPDATE bindings SET role = CASE WHEN uid = $2 THEN 'owner' ELSE 'guest' END WHERE did = $1 AND role IN ('special', 'normal')",
+            .text(did), .text(uid))
+    }
+
+    /// A guest becomes the owner (a transfer): a binding of its own, for good.
+    func makeOwner(_ uid: String, did: String) async throws(StorageError) {
+        try await executor.query(
+            "UPDATE bindings SET role = 'owner', expires_at = NULL, home_id = NULL WHERE did = $1 AND uid = $2", .text(did), .text(uid))
+    }
+
+    /// Ends `uid`'s guest binding to `did` by a share (not one a home gave); whether there was one.
+    @discardableResult
+    func deleteShared(_ uid: String, did: String) async throws(StorageError) -> Bool {
+        try await executor.first(
+            "DELETE FROM bindings WHERE uid = $1 AND did = $2 AND role = 'guest' AND home_id IS NULL RETURNING uid", .text(uid), .text(did)) != nil
+    }
+
+    /// Whether `uid` owns `did` by a binding of its own (owner, or special user of a product
+    /// without sharing).
+    func ownsDirectly(_ uid: String, did: String) async throws(StorageError) -> Bool {
+        try await executor.first(
+            "SELECT role FROM bindings WHERE uid = $1 AND did = $2 AND home_id IS NULL AND role IN ('owner', 'special')", .text(uid), .text(did)) != nil
+    }
+
     /// Ends one binding; the role it had, nil when there was none.
     func delete(_ uid: String, did: String) async throws(StorageError) -> BindingRole? {
         try await executor.first("DELETE FROM bindings WHERE uid = $1 AND did = $2 RETURNING role", .text(uid), .text(did))

@@ -129,6 +129,12 @@ struct SharingStore: Sendable {
     }
 
     /// The alias one party gives the other: the owner names the guest (`guest_alias`), the guest the owner.
+    /// The accepted invitations of `guest` to `did` end as revoked (the guest was removed).
+    func revokeAccepted(did: String, guest: String, now: Int64) async throws(StorageError) {
+        try await executor.query(
+            "UPDATE sharing_invitations SET status = 3, updated_at = $3 WHERE did = $1 AND guest_uid = $2 AND status = 1", .text(did), .text(guest), .int(now))
+    }
+
     func setAlias(_ id: Int64, ofGuest: Bool, _ alias: String, now: Int64) async throws(StorageError) {
         try await executor.query(
             "UPDATE sharing_invitations SET \(ofGuest ? "guest_alias" : "owner_alias") = $2, updated_at = $3 WHERE id = $1", .int(id), .text(alias), .int(now))
