@@ -19,7 +19,7 @@ struct TuyaCommand: AsyncParsableCommand {
         var localKey: String?
         @Option(help: "The protocol version: 3.1, 3.2, 3.3, 3.4 or 3.5.") var version: String
         @Option(help: "Product model file: data points named by their ids (Gizwits data points or Aliyun TSL).") var product: String?
-        @Option(help: "Seconds for the whole exchange.") var timeout: Double = 5
+        @Option(help: "Seconds to connect, and for each answer.") var timeout: Double = 5
 
         func validate() throws {
             guard TuyaVersion(rawValue: version) != nil else { throw ValidationError("--version is 3.1, 3.2, 3.3, 3.4 or 3.5") }
@@ -130,7 +130,8 @@ struct TuyaCommand: AsyncParsableCommand {
             let model = try device.model()
             let dps = try Self.values(assignments, model: model)
             let status = try await TuyaLANClient.withConnection(to: try device.address(), timeout: device.duration) { connection throws(TetherError) in
-                try await connection.set(dps)
+                if let answered = try await connection.set(dps) { return answered }
+                return try await connection.status()
             }
             TuyaCommand.print(status, model: model, json: json)
         }

@@ -9,7 +9,7 @@ import Tether
 /// codec's cost per frame.
 struct TuyaRoundTrip: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "tuya-round-trip", abstract: "Time TuyaConnection.set on one connection, and the Tuya codec per frame.")
+        commandName: "tuya-round-trip", abstract: "Time TuyaLANSession.set on one connection, and the Tuya codec per frame.")
 
     @Option(help: "The device's address.") var host = "127.0.0.1"
     @Option(help: "The device's TCP port.") var port: Int
