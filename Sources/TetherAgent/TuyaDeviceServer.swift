@@ -212,6 +212,8 @@ public final class TuyaDeviceServer: Sendable {
                                     case .close(let reason):
                                         self.device.events.yield(.clientRefused(client, reason: reason))
                                         return
+                                    case .refuse(let error):
+                                        self.logger.notice("Tuya frame refused", metadata: ["tether.client": "\(client)", "tether.error": "\(error)"])
                                     }
                                 }
                             }
@@ -237,16 +239,16 @@ private final class TuyaLink: Sendable {
     }
 
     private let state: Mutex<State>
-    let points: TuyaDataPoints
+    let points: TuyaDataPointMap
 
     init(configuration: TuyaDeviceConfiguration, device: VirtualDevice) throws(TetherError) {
-        points = TuyaDataPoints(model: device.model)
+        points = TuyaDataPointMap(model: device.model)
         state = Mutex(
             State(
                 codec: try TuyaCodec(version: configuration.version, key: configuration.localKey, sender: .device),
                 session: try TuyaDeviceSession(
                     version: configuration.version, deviceID: configuration.deviceID, localKey: configuration.localKey, points: points),
-                reported: points.json(device.status.allValues)))
+                reported: points.dps(device.status.allValues)))
     }
 
     func decode(_ buffer: inout ByteBuffer) throws(TetherError) -> TuyaMessage? {
@@ -275,7 +277,7 @@ private final class TuyaLink: Sendable {
     /// A `STATUS` frame with the points that differ from what the client last heard; nil when
     /// none do, or before the session is ready.
     func push(changesIn values: [String: DataValue], time: Int64) -> ByteBuffer? {
-        let now = points.json(values)
+        let now = points.dps(values)
         return state.withLock { state -> ByteBuffer? in
             var changed = JSONObject()
             for id in now.keys where now[id] != state.reported[id] { changed[id] = now[id] }

@@ -1,40 +1,6 @@
 import TetherCore
 import TetherTuyaLAN
 
-/// A virtual device's data points as Tuya sees them: by DP id (the model's data-point `id`),
-/// values as JSON (bytes as Base64, as Tuya's raw points travel).
-struct TuyaDataPoints: Sendable {
-    let model: ThingModel
-
-    func json(_ values: [String: DataValue]) -> JSONObject {
-        var dps = JSONObject()
-        for point in model.dataPoints.sorted(by: { $0.id < $1.id }) {
-            guard let value = values[point.name] else { continue }
-            dps[String(point.id)] = Self.json(value)
-        }
-        return dps
-    }
-
-    static func json(_ value: DataValue) -> JSONValue {
-        if case .binary(let bytes) = value { return .string(bytes.tetherBase64) }
-        return value.jsonValue
-    }
-
-    /// `{"1": true}` → `["switch": .bool(true)]`; unknown ids and unreadable values are left out.
-    func values(_ dps: JSONObject) -> [String: DataValue] {
-        var values: [String: DataValue] = [:]
-        for id in dps.keys {
-            guard let number = Int(id), let point = model.dataPoints.first(where: { $0.id == number }), let json = dps[id] else { continue }
-            if case .binary = point.type, case .string(let text) = json, let bytes = [UInt8](tetherBase64: text) {
-                values[point.name] = .binary(bytes)
-            } else if let value = DataValue(json: json) {
-                values[point.name] = value
-            }
-        }
-        return values
-    }
-}
-
 /// The device side of one Tuya TCP client, as a value (§4–§6 of the reference): the 3.4/3.5
 /// negotiation before anything else, then reads, writes, heartbeats and refreshes. Feed it
 /// messages, run the actions it returns; status pushes come from the device's changes.
@@ -44,16 +10,22 @@ struct TuyaDeviceSession {
         /// From now on, frames in both directions use this key (after `SESS_KEY_NEG_FINISH`).
         case useKey([UInt8])
         case close(reason: String)
+        /// The frame was not acted on (a replay): nothing is answered.
+        case refuse(TetherError)
     }
 
     let version: TuyaVersion
     let deviceID: String
-    let points: TuyaDataPoints
+    let points: TuyaDataPointMap
     private var handshake: TuyaHandshake.Device?
     private(set) var isReady: Bool
     private var ownSequence: UInt32 = 0
+    /// The highest sequence number the client has used on this connection. Clients count up per
+    /// frame (tinytuya from 1); a frame at or below it is a replay and is not acted on. 0 is
+    /// exempt: some clients send every frame with 0.
+    private var lastClientSequence: UInt32 = 0
 
-    init(version: TuyaVersion, deviceID: String, localKey: [UInt8], points: TuyaDataPoints) throws(TetherError) {
+    init(version: TuyaVersion, deviceID: String, localKey: [UInt8], points: TuyaDataPointMap) throws(TetherError) {
         self.version = version
         self.deviceID = deviceID
         self.points = points
@@ -75,6 +47,7 @@ struct TuyaDeviceSession {
 
     mutating func receive(_ message: TuyaMessage, device: VirtualDevice, client: String) -> [Action] {
         if !isReady {
+            lastClientSequence = max(lastClientSequence, message.sequence)
             guard var handshake else { return [.close(reason: "no negotiation")] }
             do throws(TetherError) {
                 switch message.command {
@@ -93,12 +66,18 @@ struct TuyaDeviceSession {
                 return [.close(reason: error.message)]
             }
         }
+        if message.sequence != 0 {
+            guard message.sequence > lastClientSequence else {
+                return [.refuse(TetherError(.replayedFrame, "\(message.command) with sequence \(message.sequence), not above \(lastClientSequence): a replay"))]
+            }
+            lastClientSequence = message.sequence
+        }
         let sequence = answerSequence(message)
         switch message.command {
         case .heartbeat:
             return [.send(TuyaMessage(sequence: sequence, command: .heartbeat, returnCode: 0))]
         case .query, .queryNew:
-            let status = TuyaStatus(dps: points.json(device.status.allValues), time: device.lanGrants.now())
+            let status = TuyaStatus(dps: points.dps(device.status.allValues), time: device.lanGrants.now())
             return [
                 .send(TuyaMessage(sequence: sequence, command: message.command, returnCode: 0, payload: status.payload(deviceID: deviceID, version: version)))
             ]
@@ -110,7 +89,7 @@ struct TuyaDeviceSession {
             if !values.isEmpty { device.applyControl(values, from: client) }
             // Answered with the points as they now are (what was set, normalised), as devices
             // and tuyamock do; the connection's pusher also sends the change as STATUS.
-            let all = points.json(device.status.allValues)
+            let all = points.dps(device.status.allValues)
             var answered = JSONObject()
             for id in dps.keys { if let value = all[id] { answered[id] = value } }
             let status = TuyaStatus(dps: answered.isEmpty ? all : answered, time: device.lanGrants.now())
@@ -118,7 +97,7 @@ struct TuyaDeviceSession {
                 .send(TuyaMessage(sequence: sequence, command: message.command, returnCode: 0, payload: status.payload(deviceID: deviceID, version: version)))
             ]
         case .updateDPS:
-            let all = points.json(device.status.allValues)
+            let all = points.dps(device.status.allValues)
             var asked = JSONObject()
             let ids = (try? JSONValue.parse(message.payload))?["dpId"]?.arrayValue ?? []
             for case .int(let id) in ids { if let value = all[String(id)] { asked[String(id)] = value } }

@@ -81,6 +81,8 @@ extension ErrorCode where Domain == TetherError {
     public static var integrityCheckFailed: Self { Self(2005, "integrityCheckFailed") }
     /// A payload does not decrypt with the key (a wrong local key, on Tuya 3.1 to 3.3).
     public static var decryptionFailed: Self { Self(2006, "decryptionFailed") }
+    /// A frame repeats a sequence number the sender already used on the connection (a replay).
+    public static var replayedFrame: Self { Self(2007, "replayedFrame") }
 
     // 3xxx: connections and devices
     /// A connection could not be established (refused, unreachable, no such host).
@@ -133,7 +135,7 @@ extension ErrorCode where Domain == TetherError {
         [
             .invalidModel, .unknownDataPoint, .readOnlyDataPoint, .valueOutOfRange, .wrongValueType,
             .notMultipleOfStep, .unsupportedDataType, .invalidArgument, .unknownProduct,
-            .malformedFrame, .frameTooLarge, .unsupportedVersion, .malformedPayload, .integrityCheckFailed, .decryptionFailed,
+            .malformedFrame, .frameTooLarge, .unsupportedVersion, .malformedPayload, .integrityCheckFailed, .decryptionFailed, .replayedFrame,
             .connectionFailed, .connectionClosed, .timeout, .notInBindingWindow, .loginFailed,
             .notControllable, .deviceOffline, .unexpectedResponse, .cancelled, .bindFailed,
             .downloadFailed, .digestMismatch, .lanGrantRequired, .lanGrantRefused, .sessionNegotiationFailed,

@@ -42,14 +42,7 @@ struct TuyaCommand: AsyncParsableCommand {
 
     /// `{"1": true}` → `{"switch": true}` with a model; unknown ids stay as they are.
     static func named(_ dps: JSONObject, _ model: ThingModel?) -> JSONObject {
-        guard let model else { return dps }
-        var named = JSONObject()
-        for id in dps.keys {
-            let value = dps[id] ?? .null
-            let point = Int(id).flatMap { number in model.dataPoints.first { $0.id == number } }
-            named[point?.name ?? id] = value
-        }
-        return named
+        model.map { TuyaDataPointMap(model: $0).named(dps) } ?? dps
     }
 
     static func print(_ status: TuyaStatus, model: ThingModel?, json: Bool) {
