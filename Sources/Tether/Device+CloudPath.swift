@@ -15,6 +15,7 @@ public enum ControlPath: String, Hashable, Sendable, CustomStringConvertible {
 /// A path with what a request needs to take it.
 enum ControlRoute {
     case lan(GizwitsLANClient)
+    case tuya(TuyaLANSession)
     case cloud(CloudRealtime)
 }
 
@@ -27,6 +28,11 @@ extension Device {
     /// A subscription: the cloud is attached while the LAN is dialled, so that neither waits for
     /// the other; the LAN session consults the attachment when it cannot log in.
     func runSubscription(established: AsyncPromise<Void, TetherError>) async {
+        if lanProtocol == .tuya {
+            // Tuya devices are reached on the LAN only.
+            await runTuyaSession(firstLogin: established)
+            return
+        }
         let cloudAttachment = AsyncPromise<TetherError?, Never>()
         await withDiscardingTaskGroup { group in
             group.addTask { cloudAttachment.resolve(.success(await self.attachCloud())) }

@@ -56,6 +56,7 @@ extension Device {
         }
         ended.session?.work?.cancel()
         await ended.session?.connection?.close()
+        await ended.session?.tuyaSession?.close()
         await ended.session?.work?.wait()
     }
 
@@ -83,9 +84,13 @@ extension Device {
     @discardableResult
     public func write(_ values: [String: DataValue], sn: UInt32? = nil) async throws(TetherError) -> WriteResult {
         await ensureModel()
+        let route = try requirePath()
+        if case .tuya(let session) = route { return try await writeTuya(values, sn: sn, on: session) }
         let codec = try requireCodec()
         let normalized = try codec.model.validateWrite(values)
-        switch try requirePath() {
+        switch route {
+        case .tuya(let session):
+            return try await writeTuya(values, sn: sn, on: session)
         case .lan(let connection):
             let p0 = try codec.encode(.control(normalized), baseline: status.allValues)
             if sn == 0 {
@@ -108,8 +113,11 @@ extension Device {
     /// acknowledgement), or the cloud's latest copy of it. It is also delivered as a
     /// ``DeviceEvent/status(_:)`` event with `sn` 0.
     public func getStatus() async throws(TetherError) -> DeviceStatus {
+        let route = try requirePath()
+        if case .tuya(let session) = route { return try await tuyaStatus(on: session) }
         let codec = try requireCodec()
-        switch try requirePath() {
+        switch route {
+        case .tuya(let session): return try await tuyaStatus(on: session)
         case .lan(let connection): return try await readStatus(codec: codec, on: connection)
         case .cloud(let realtime): return try await readThroughCloud(realtime)
         }
@@ -119,6 +127,8 @@ extension Device {
     /// ``DeviceEvent/binary(_:)`` events.
     public func sendBinary(_ bytes: [UInt8]) async throws(TetherError) {
         switch try requirePath() {
+        case .tuya:
+            throw TetherError(.invalidArgument, "a Tuya device takes data points only (write), not transparent data")
         case .lan(let connection):
             var p0 = ByteBuffer(bytes: [P0Action.transparentToDevice.rawValue])
             p0.writeBytes(bytes)
@@ -131,6 +141,7 @@ extension Device {
     /// The device's hardware and firmware versions. Works without a subscription (GAgent answers
     /// this before login), on the LAN only.
     public func hardwareInfo() async throws(TetherError) -> HardwareInfo {
+        guard lanProtocol == .gizwits else { throw TetherError(.invalidArgument, "hardware information is a GAgent request; \(id) is a Tuya device") }
         if let connection = state.withLock({ $0.session?.connection }), connection.isActive {
             return try await Self.hardwareInfo(from: connection)
         }
@@ -171,6 +182,7 @@ extension Device {
             ($0.session != nil, $0.session?.connection, $0.path.isCarriedByCloud, $0.path.isOnlineInCloud, $0.path.isBound)
         }
         guard subscribed else { throw TetherError(.notControllable, "device \(id) is not subscribed") }
+        if let tuya = state.withLock({ $0.session?.tuyaSession }), tuya.isActive { return .tuya(tuya) }
         if let connection, connection.isActive { return .lan(connection) }
         if cloud, let realtime = link?.connected {
             guard online else { throw TetherError(.deviceOffline, "device \(id) is not connected on the LAN and the cloud says it is offline") }

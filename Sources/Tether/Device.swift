@@ -24,6 +24,7 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
     /// Where a missing model comes from (the client's models, the cloud).
     let modelSource: (@Sendable (String) async -> ThingModel?)?
     let lan: LANConfiguration
+    let tuyaConfiguration: TuyaConfiguration
     /// The cloud's real-time connection, when the client has a cloud.
     let link: RealtimeLink?
     let logger: Logger
@@ -45,6 +46,8 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         var lastSeen: ContinuousClock.Instant?
         var status = DeviceStatus()
         var passcode: String?
+        /// How to reach the device on the Tuya protocol; nil for a GAgent device.
+        var tuya: TuyaLink?
         /// The LAN grant last obtained from the cloud, and whether the device asked for one.
         var lanGrant: HeldLANGrant?
         var requiresLANGrant = false
@@ -60,6 +63,8 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
     struct Subscription {
         var work: TaskScope.Handle?
         var connection: GizwitsLANClient?
+        /// The connection of a Tuya device (which never has a GAgent one).
+        var tuyaSession: TuyaLANSession?
         /// Resolved when the subscription is established on either path, or has failed.
         let firstLogin: AsyncPromise<Void, TetherError>
     }
@@ -68,10 +73,11 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
 
     init(
         id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, lan: LANConfiguration,
-        link: RealtimeLink?, tasks: TaskScope, logger: Logger, modelSource: (@Sendable (String) async -> ThingModel?)? = nil,
-        onNetStatusChange: @escaping @Sendable (Device, NetStatus?) -> Void
+        link: RealtimeLink?, tasks: TaskScope, logger: Logger, modelSource: (@Sendable (String) async -> ThingModel?)? = nil, tuya: TuyaLink? = nil,
+        tuyaConfiguration: TuyaConfiguration = .init(), onNetStatusChange: @escaping @Sendable (Device, NetStatus?) -> Void
     ) {
         self.id = id
+        self.tuyaConfiguration = tuyaConfiguration
         self.modelState = Mutex((model, model.flatMap { try? P0Codec(model: $0) }))
         self.modelSource = modelSource
         self.lan = lan
@@ -82,14 +88,16 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         self.state = Mutex(
             State(
                 did: did, productKey: productKey, mac: mac, endpoint: endpoint,
-                path: DevicePath(onLAN: onLAN, cloudLinkUp: link?.connected != nil), lastSeen: onLAN ? .now : nil
+                path: DevicePath(onLAN: onLAN, cloudLinkUp: link?.connected != nil), lastSeen: onLAN ? .now : nil, tuya: tuya
             ))
     }
 
     /// Takes `model` when the device has none and it is the device's product's; true when it did.
     @discardableResult
     func adopt(_ model: ThingModel) -> Bool {
-        guard model.productKey == productKey, let codec = try? P0Codec(model: model) else { return false }
+        // A Tuya device needs no P0 layout: its points travel by DP id.
+        let codec = try? P0Codec(model: model)
+        guard model.productKey == productKey, codec != nil || lanProtocol == .tuya else { return false }
         return modelState.withLock { state in
             guard state.model == nil else { return false }
             state = (model, codec)
@@ -103,7 +111,9 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
     func ensureModel() async {
         guard model == nil, let modelSource, !productKey.isEmpty else { return }
         guard let model = await modelSource(productKey), adopt(model), isSubscribed else { return }
-        if let connection = state.withLock({ $0.path.isConnectedOnLAN ? $0.session?.connection : nil }), let codec {
+        if let session = state.withLock({ $0.session?.tuyaSession }) {
+            _ = try? await readTuyaStatus(on: session)
+        } else if let connection = state.withLock({ $0.path.isConnectedOnLAN ? $0.session?.connection : nil }), let codec {
             _ = try? await readStatus(codec: codec, on: connection)
         } else {
             await resyncThroughCloud()
@@ -165,7 +175,7 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
     /// Marks the device as gone from the LAN when it has not answered for `timeout`. A device
     /// added by address is not discovered, so it never expires.
     func expirePresence(after timeout: Duration, now: ContinuousClock.Instant) {
-        guard mac != nil else { return }
+        guard state.withLock({ $0.tuya.map(\.announced) ?? ($0.mac != nil) }) else { return }
         updatePath { state in
             guard state.path.onLAN, let lastSeen = state.lastSeen, now - lastSeen > timeout else { return [] }
             return [.goneFromLAN]

@@ -16,13 +16,16 @@ extension TetherClient {
         public var lan: LANConfiguration
         /// The cloud, for accounts and devices beyond the LAN; nil for a LAN-only client.
         public var cloud: CloudOptions?
+        /// Tuya devices on the LAN: local keys, listening for announcements.
+        public var tuya: TuyaConfiguration
 
         /// A configuration; every argument has a default (no products, LAN discovery by broadcast,
-        /// no cloud).
-        public init(products: [ThingModel] = [], lan: LANConfiguration = .init(), cloud: CloudOptions? = nil) {
+        /// no cloud, Tuya devices only when added by address).
+        public init(products: [ThingModel] = [], lan: LANConfiguration = .init(), cloud: CloudOptions? = nil, tuya: TuyaConfiguration = .init()) {
             self.products = products
             self.lan = lan
             self.cloud = cloud
+            self.tuya = tuya
         }
     }
 

@@ -106,11 +106,14 @@ public final class TetherClient: Sendable {
         return state.withLock { state in state.devices[did] ?? state.aliases[did].flatMap { state.devices[$0] } }
     }
 
-    func makeDevice(id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?) -> Device {
+    func makeDevice(
+        id: String, did: String, productKey: String, mac: String?, endpoint: LANEndpoint?, onLAN: Bool, model: ThingModel?, tuya: TuyaLink? = nil
+    ) -> Device {
         let models = productModels
         let device = Device(
             id: id, did: did, productKey: productKey, mac: mac, endpoint: endpoint, onLAN: onLAN, model: model,
-            lan: configuration.lan, link: link, tasks: tasks, logger: logger, modelSource: { await models.model(for: $0) },
+            lan: configuration.lan, link: tuya == nil ? link : nil, tasks: tasks, logger: logger, modelSource: { await models.model(for: $0) }, tuya: tuya,
+            tuyaConfiguration: configuration.tuya,
             onNetStatusChange: { [weak self] device, status in
                 if let status { self?.eventBroadcast.yield(.deviceNetStatus(device, status)) }
                 self?.publishList()
@@ -187,7 +190,7 @@ public final class TetherClient: Sendable {
                 while !Task.isCancelled {
                     do { try await Task.sleep(for: lan.discoveryInterval) } catch { return }
                     let now = ContinuousClock.now
-                    for device in self.devices { device.expirePresence(after: lan.presenceTimeout, now: now) }
+                    for device in self.devices where device.lanProtocol == .gizwits { device.expirePresence(after: lan.presenceTimeout, now: now) }
                 }
             }
         }
@@ -227,6 +230,7 @@ public func withTetherClient<Result: Sendable>(
     let client = TetherClient(configuration: configuration, logger: logger)
     let outcome = await withDiscardingTaskGroup { group -> Swift.Result<Result, any Error> in
         if configuration.lan.discoveryEnabled { group.addTask { await client.runDiscovery() } }
+        if configuration.tuya.listensForAnnouncements { group.addTask { await client.runTuyaDiscovery() } }
         if let cloud = configuration.cloud {
             group.addTask { await client.runCloudRefresh(interval: cloud.bindingsRefreshInterval) }
             group.addTask { await client.runRealtime(configuration: cloud.realtimeConfiguration) }

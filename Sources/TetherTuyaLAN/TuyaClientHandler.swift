@@ -129,9 +129,13 @@ final class TuyaClientHandler: ChannelDuplexHandler {
             case .established:
                 established.succeed()
             case .answer(let id, let message):
-                waiting.removeValue(forKey: id).map { $0.timeout?.cancel(); $0.promise.succeed(message) }
+                waiting.removeValue(forKey: id).map {
+                    $0.timeout?.cancel(); $0.promise.succeed(message)
+                }
             case .fail(let id, let error):
-                waiting.removeValue(forKey: id).map { $0.timeout?.cancel(); $0.promise.fail(error) }
+                waiting.removeValue(forKey: id).map {
+                    $0.timeout?.cancel(); $0.promise.fail(error)
+                }
             case .report(let status):
                 reports.yield(status)
             case .unreadable(let error):

@@ -130,8 +130,15 @@ struct TuyaClientStateMachine: Sendable {
 
     /// The connection closed (or failed): every request fails with `error`.
     mutating func closed(_ error: TetherError) -> [Action] {
-        if case .closed = phase { return [] }
-        return close(error).filter { if case .close = $0 { false } else { true } }
+        switch phase {
+        case .closed:
+            return []
+        case .negotiating:
+            // A device closes on a START it cannot open: sealed with another local key.
+            return close(TetherError(.sessionNegotiationFailed, "step 1: the device closed the connection at SESS_KEY_NEG_START (a wrong local key?)"))
+        case .idle, .open:
+            return close(error)
+        }
     }
 
     /// Negotiation errors, decryption failures of the stream and other fatal conditions.

@@ -21,7 +21,8 @@ public struct TuyaDataPointMap: Sendable {
     /// Every DP id of the model, for a device22's explicit status read.
     public var ids: [String] { model.dataPoints.sorted(by: { $0.id < $1.id }).map { String($0.id) } }
 
-    static func json(_ value: DataValue) -> JSONValue {
+    /// A value as Tuya carries it.
+    public static func json(_ value: DataValue) -> JSONValue {
         if case .binary(let bytes) = value { return .string(bytes.tetherBase64) }
         return value.jsonValue
     }

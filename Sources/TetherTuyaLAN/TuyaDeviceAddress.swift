@@ -29,4 +29,3 @@ public struct TuyaDeviceAddress: Sendable, Hashable, CustomStringConvertible, Cu
         Mirror(self, children: ["host": host, "port": port, "deviceID": deviceID, "localKey": "<redacted>", "version": version])
     }
 }
-

@@ -143,9 +143,15 @@ public final class TuyaLANSession: Sendable {
         try? await channel.close()
     }
 
-    /// Waits until the connection is closed, by either side.
+    /// Waits until the connection is closed, by either side. Cancelling the wait closes it, so
+    /// that a task holding a connection ends with it.
     public func closed() async {
-        try? await channel.closeFuture.get()
+        let channel = self.channel
+        await withTaskCancellationHandler {
+            try? await channel.closeFuture.get()
+        } onCancel: {
+            channel.close(promise: nil)
+        }
     }
 
     // MARK: The wire

@@ -7,7 +7,7 @@ import TetherCLISupport
 struct TuyaCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tuya", abstract: "A Tuya device on the LAN (local protocol 3.1 to 3.5), without the vendor's cloud.",
-        subcommands: [Scan.self, Status.self, Set.self])
+        subcommands: [Scan.self, Status.self, Set.self, Watch.self])
 
     struct DeviceOptions: ParsableArguments {
         @Option(help: "The device's address.") var host: String
@@ -150,6 +150,76 @@ struct TuyaCommand: AsyncParsableCommand {
                 }
             }
             return dps
+        }
+    }
+
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stay connected through the SDK and print the status, then every change the device reports, until interrupted.",
+            discussion: """
+                The SDK keeps the connection: heartbeats, and reconnection with backoff when the device goes dark or \
+                drops it. Lines are the status ({"dps": ...}, or {"data": ...} by name with --product) and the \
+                device's reachability ({"netStatus": "controllable" | "online" | "offline"}).
+                """)
+        @OptionGroup var device: DeviceOptions
+        @Option(help: "Seconds between heartbeats.") var heartbeat: Double = 10
+        @Option(help: "Stop after this many status lines (0: never).") var count = 0
+        @Option(help: "Stop after this many seconds (0: never).") var duration: Double = 0
+        @Flag(help: "Print JSON lines.") var json = false
+
+        func validate() throws {
+            if let problem = problemWithSeconds(heartbeat, option: "--heartbeat", maximum: 600, allowZero: false) { throw ValidationError(problem) }
+            if let problem = problemWithSeconds(duration, option: "--duration", maximum: 86_400, allowZero: true) { throw ValidationError(problem) }
+            guard count >= 0 else { throw ValidationError("--count is 0 or more") }
+        }
+
+        func run() async throws {
+            let model = try device.model()
+            let address = try device.address()
+            let tuya = TuyaConfiguration(heartbeatInterval: .milliseconds(Int64(heartbeat * 1000)), requestTimeout: device.duration)
+            let configuration = TetherClient.Configuration(products: model.map { [$0] } ?? [], lan: LANConfiguration(discoveryEnabled: false), tuya: tuya)
+            try await withTetherClient(configuration: configuration) { client in
+                let watched = try client.tuyaDevice(
+                    host: address.host, port: address.port, id: address.deviceID, localKey: TuyaLocalKey(bytes: address.localKey), version: address.version,
+                    model: model)
+                let events = watched.events()
+                // The status read at the subscription arrives as the first status event.
+                try await watched.subscribe()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    if duration > 0 {
+                        group.addTask { try await Task.sleep(for: .milliseconds(Int64(duration * 1000))) }
+                    }
+                    group.addTask {
+                        var printed = 0
+                        for await event in events {
+                            switch event {
+                            case .status(let report):
+                                printStatus(report.status, named: model != nil)
+                                printed += 1
+                                if count > 0 && printed >= count { return }
+                            case .netStatus(let status):
+                                if json { printJSON(["netStatus": .string(status.rawValue)]) } else { printLine("net status: \(status)") }
+                            case .error(let error):
+                                printError("\(error)")
+                            default:
+                                break
+                            }
+                        }
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+        }
+
+        private func printStatus(_ status: DeviceStatus, named: Bool) {
+            var values = JSONObject()
+            for (name, value) in status.allValues.sorted(by: { $0.key < $1.key }) { values[name] = TuyaDataPointMap.json(value) }
+            if json {
+                printJSON(.object([named ? "data" : "dps": .object(values)]))
+            } else {
+                for key in values.keys { printLine("\(key) = \((values[key] ?? .null).serialized())") }
+            }
         }
     }
 }

@@ -110,6 +110,17 @@ struct TuyaClientStateMachineTests {
         #expect(machine.isOpen)
     }
 
+    @Test("closed during the negotiation: named as a negotiation failure")
+    func closedNegotiating() {
+        var machine = Machine(version: .v35, localKey: Self.key)
+        _ = machine.connected()
+        guard case .close(let error)? = machine.closed(TetherError(.connectionClosed, "gone")).last else {
+            Issue.record("expected a close")
+            return
+        }
+        #expect(error.code == .sessionNegotiationFailed)
+    }
+
     @Test("a close fails everything waiting, once")
     func close() {
         var machine = Machine(version: .v33, localKey: Self.key)
@@ -117,7 +128,7 @@ struct TuyaClientStateMachineTests {
         _ = machine.request(.init(id: 1, command: .query, payload: []))
         _ = machine.request(.init(id: 2, command: .control, payload: []))
         let error = TetherError(.connectionClosed, "gone")
-        #expect(machine.closed(error) == [.fail(id: 1, error), .fail(id: 2, error)])
+        #expect(machine.closed(error) == [.fail(id: 1, error), .fail(id: 2, error), .close(error)])
         #expect(machine.closed(error).isEmpty)
         #expect(machine.received(Self.status(["1": true])).isEmpty)
     }

@@ -1,0 +1,152 @@
+import Logging
+import Testing
+import Tether
+import TetherAgent
+import TetherTestSupport
+
+/// Tuya devices through the SDK's `Device`, against the agent's Tuya device on loopback, every
+/// version: status, writes by name, pushes, reconnection, wrong keys.
+@Suite("Tuya control: SDK ↔ agent on loopback", .timeLimit(.minutes(1)))
+struct TuyaControlTests {
+    static let key = "thisisarealkey00"
+    static let id = "eb0123456789abcdefghij"
+
+    static func configuration(_ model: ThingModel) -> TetherClient.Configuration {
+        TetherClient.Configuration(
+            products: [model],
+            lan: LANConfiguration(discoveryEnabled: false, reconnect: ReconnectPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200))),
+            tuya: TuyaConfiguration(heartbeatInterval: .milliseconds(300), requestTimeout: .seconds(1)))
+    }
+
+    /// Runs a Tuya pet house on loopback (`port` 0: any) until `body` returns.
+    static func withTuyaDevice<T: Sendable>(
+        _ version: TuyaVersion, device: VirtualDevice? = nil, port: Int = 0, _ body: (TuyaDeviceServer, Int) async throws -> T
+    ) async throws -> T {
+        let model = try Fixtures.petHouse()
+        let device = try device ?? VirtualDevice(model: model, identity: DeviceIdentity(did: id, mac: [2, 0, 0, 0, 0, 9], passcode: "ABCDEFGHIJ", productKey: model.productKey))
+        let configuration = try TuyaDeviceConfiguration(
+            host: "127.0.0.1", port: port, deviceID: id, localKey: Array(key.utf8), version: version, announcementTarget: .some(nil), probePort: nil)
+        let server = TuyaDeviceServer(device: device, configuration: configuration, logger: Logger(label: "test.tuya"))
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await server.run()
+                return nil
+            }
+            let result = try await body(server, try await server.port())
+            group.cancelAll()
+            while try await group.next() != nil {}
+            return result
+        }
+    }
+
+    @Test("subscribe, status, write by name, pushes of the device's own changes", arguments: [TuyaVersion.v31, .v33, .v34, .v35])
+    func control(version: TuyaVersion) async throws {
+        let model = try Fixtures.petHouse()
+        try await Self.withTuyaDevice(version) { server, port in
+            server.device.update(Fixtures.petHouseState)
+            try await withTetherClient(configuration: Self.configuration(model)) { client in
+                let device = try client.tuyaDevice(host: "127.0.0.1", port: port, id: Self.id, localKey: TuyaLocalKey(Self.key), version: version)
+                #expect(device.lanProtocol == .tuya && device.did == Self.id && device.model?.productKey == model.productKey)
+                #expect(client.devices.contains(device))
+                try await device.subscribe()
+                #expect(device.netStatus == .controllable)
+                #expect(device.status.data["LED_R"] == .int(10) && device.status.data["Temperature"] == .int(25))
+
+                let result = try await device.write(["LED_OnOff": false, "LED_R": 200], sn: 7)
+                #expect(result.sn == 7)
+                #expect(result.status?.data["LED_R"] == .int(200))
+                #expect(server.device.status.allValues["LED_OnOff"] == .bool(false) && server.device.status.allValues["LED_R"] == .int(200))
+
+                // The device changes on its own: the push arrives as an event.
+                let events = device.events()
+                server.device.update(["Temperature": .int(31)])
+                let pushed = await next(events) { if case .status(let report) = $0 { report.status.data["Temperature"] == .int(31) } else { false } }
+                #expect(pushed != nil)
+
+                let read = try await device.getStatus()
+                #expect(read.data["Temperature"] == .int(31) && read.data["LED_R"] == .int(200))
+
+                // The model still checks what is written.
+                await #expect(throws: TetherError.self) { try await device.write(["LED_R": 9999]) }
+                await #expect(throws: TetherError.self) { try await device.write(["No_Such_Point": true]) }
+            }
+        }
+    }
+
+    @Test("the device goes away and comes back on the same port: the subscription reconnects on its own")
+    func reconnects() async throws {
+        let model = try Fixtures.petHouse()
+        let virtual = try VirtualDevice(
+            model: model, identity: DeviceIdentity(did: Self.id, mac: [2, 0, 0, 0, 0, 9], passcode: "ABCDEFGHIJ", productKey: model.productKey))
+        try await withTetherClient(configuration: Self.configuration(model)) { client in
+            let port = try await Self.withTuyaDevice(.v35, device: virtual) { _, port in
+                let device = try client.tuyaDevice(host: "127.0.0.1", port: port, id: Self.id, localKey: TuyaLocalKey(Self.key), version: .v35)
+                try await device.subscribe()
+                #expect(device.netStatus == .controllable)
+                return port
+            }
+            let device = try #require(client.device(did: Self.id))
+            #expect(await eventually { device.netStatus != .controllable })
+            await #expect(throws: TetherError.self) { try await device.write(["LED_OnOff": true]) }
+            try await Self.withTuyaDevice(.v35, device: virtual, port: port) { server, _ in
+                #expect(await eventually { device.netStatus == .controllable })
+                try await device.write(["LED_OnOff": true])
+                #expect(server.device.status.allValues["LED_OnOff"] == .bool(true))
+            }
+        }
+    }
+
+    @Test("the agent's device serves one client at a time: another client waits, the SDK's connection is not disturbed")
+    func oneConnection() async throws {
+        let model = try Fixtures.petHouse()
+        try await Self.withTuyaDevice(.v33) { server, port in
+            try await withTetherClient(configuration: Self.configuration(model)) { client in
+                let device = try client.tuyaDevice(host: "127.0.0.1", port: port, id: Self.id, localKey: TuyaLocalKey(Self.key), version: .v33)
+                try await device.subscribe()
+                let other = try TuyaDeviceAddress(host: "127.0.0.1", port: port, deviceID: Self.id, localKey: Array(Self.key.utf8), version: .v33)
+                let error = await #expect(throws: TetherError.self) {
+                    try await TuyaLANClient.withConnection(to: other, timeout: .milliseconds(500)) { session throws(TetherError) in try await session.status() }
+                }
+                #expect(error?.code == .timeout)
+                try await device.write(["LED_R": 42])
+                #expect(server.device.status.allValues["LED_R"] == .int(42))
+                #expect(device.netStatus == .controllable)
+            }
+        }
+    }
+
+    @Test("a wrong local key: a typed error from subscribe, on every version")
+    func wrongKey() async throws {
+        let model = try Fixtures.petHouse()
+        for version in [TuyaVersion.v31, .v33, .v34, .v35] {
+            try await Self.withTuyaDevice(version) { _, port in
+                try await withTetherClient(configuration: Self.configuration(model)) { client in
+                    let device = try client.tuyaDevice(
+                        host: "127.0.0.1", port: port, id: Self.id, localKey: TuyaLocalKey("anotherlocalkey0"), version: version)
+                    if version == .v31 {
+                        // 3.1 reads travel in clear: only the write, sealed and signed with the key, is refused.
+                        try await device.subscribe()
+                        await #expect(throws: TetherError.self) { try await device.write(["LED_OnOff": true]) }
+                        return
+                    }
+                    let error = await #expect(throws: TetherError.self) { try await device.subscribe() }
+                    // 3.4/3.5 prove the key in the negotiation; 3.1 and 3.3 devices do not answer frames they cannot open.
+                    let expected: Set<TetherError.Code> =
+                        version.negotiatesSessionKey ? [.sessionNegotiationFailed] : [.timeout, .connectionClosed, .unexpectedResponse]
+                    #expect(error.map { expected.contains($0.code) } == true, "\(version): \(String(describing: error))")
+                    #expect(!device.isSubscribed)
+                }
+            }
+        }
+    }
+
+    @Test("a Tuya local key is never shown")
+    func keyRedacted() throws {
+        let key = try TuyaLocalKey(Self.key)
+        #expect(!"\(key)".contains(Self.key) && !String(reflecting: key).contains(Self.key))
+        var dumped = ""
+        dump(try TuyaDeviceAddress(host: "127.0.0.1", deviceID: Self.id, localKey: key.bytes, version: .v33), to: &dumped)
+        #expect(!dumped.contains(Self.key) && !dumped.contains("116, 104, 105"))
+        #expect(throws: TetherError.self) { try TuyaLocalKey("short") }
+    }
+}
