@@ -18,14 +18,16 @@ struct TuyaControlTests {
             tuya: TuyaConfiguration(heartbeatInterval: .milliseconds(300), requestTimeout: .seconds(1)))
     }
 
-    /// Runs a Tuya pet house on loopback (`port` 0: any) until `body` returns.
+    /// Runs a Tuya pet house on loopback (`port` 0: any) until `body` returns; announcing itself to
+    /// `announceTo` when given.
     static func withTuyaDevice<T: Sendable>(
-        _ version: TuyaVersion, device: VirtualDevice? = nil, port: Int = 0, _ body: (TuyaDeviceServer, Int) async throws -> T
+        _ version: TuyaVersion, device: VirtualDevice? = nil, port: Int = 0, announceTo: Int? = nil, _ body: (TuyaDeviceServer, Int) async throws -> T
     ) async throws -> T {
         let model = try Fixtures.petHouse()
         let device = try device ?? VirtualDevice(model: model, identity: DeviceIdentity(did: id, mac: [2, 0, 0, 0, 0, 9], passcode: "ABCDEFGHIJ", productKey: model.productKey))
         let configuration = try TuyaDeviceConfiguration(
-            host: "127.0.0.1", port: port, deviceID: id, localKey: Array(key.utf8), version: version, announcementTarget: .some(nil), probePort: nil)
+            host: "127.0.0.1", port: port, deviceID: id, localKey: Array(key.utf8), version: version,
+            announcementTarget: .some(announceTo.map { ("127.0.0.1", $0) }), announcementInterval: .milliseconds(200), productKey: "keydeadbeef12345", probePort: nil)
         let server = TuyaDeviceServer(device: device, configuration: configuration, logger: Logger(label: "test.tuya"))
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
@@ -136,6 +138,36 @@ struct TuyaControlTests {
                     #expect(error.map { expected.contains($0.code) } == true, "\(version): \(String(describing: error))")
                     #expect(!device.isSubscribed)
                 }
+            }
+        }
+    }
+
+    @Test("devices heard announcing themselves join the list; with a local key from the configuration they are controlled like the rest")
+    func announcements() async throws {
+        var model = try Fixtures.petHouse()
+        model.productKey = "keydeadbeef12345"
+        // A port no other test uses: announcements go to a fixed address, as on a LAN.
+        let udp = Int.random(in: 40_000..<50_000)
+        try await Self.withTuyaDevice(.v33, announceTo: udp) { server, port in
+            var configuration = Self.configuration(model)
+            configuration.tuya.listensForAnnouncements = true
+            configuration.tuya.announcementHost = "127.0.0.1"
+            configuration.tuya.announcementPorts = [udp]
+            configuration.tuya.tcpPort = port
+            configuration.tuya.presenceTimeout = .seconds(1)
+            configuration.tuya.localKeys = [Self.id: try TuyaLocalKey(Self.key)]
+            try await withTetherClient(configuration: configuration) { client in
+                let list = await next(client.deviceListUpdates()) { !$0.isEmpty }
+                let device = try #require(list?.first)
+                #expect(device.lanProtocol == .tuya && device.id == Self.id && device.tuyaVersion == .v33)
+                #expect(device.productKey == "keydeadbeef12345" && device.model != nil)
+                #expect(device.lanEndpoint == LANEndpoint(host: "127.0.0.1", port: port))
+                try await device.subscribe()
+                try await device.write(["LED_Color": 3])
+                #expect(server.device.status.allValues["LED_Color"] == .int(3))
+                // Heard again and again: still one device.
+                try await Task.sleep(for: .milliseconds(600))
+                #expect(client.devices.count == 1)
             }
         }
     }
