@@ -21,6 +21,8 @@ public struct TuyaDeviceConfiguration: Sendable {
     /// of 127.0.0.1 for a device on loopback; nil sends none.
     public var announcementTarget: (host: String, port: Int)?
     public var announcementInterval: Duration
+    /// Misbehaviour on purpose, for testing apps: slow answers, outages.
+    public var faults: TuyaFaults = TuyaFaults()
     /// The product key announced.
     public var productKey: String
     /// 3.5: the UDP port where apps' `REQ_DEVINFO` probes are answered (Tuya: 7000; 0 lets the
@@ -57,11 +59,13 @@ public final class TuyaDeviceServer: Sendable {
     private let bound = AsyncPromise<Int, TetherError>()
     private let probeBound = AsyncPromise<Int?, Never>()
     private let busy = Atomic<Bool>(false)
+    let faults: TuyaFaultInjector
 
     public init(device: VirtualDevice, configuration: TuyaDeviceConfiguration, logger: Logger = Logger(label: "tether.agent.tuya")) {
         self.device = device
         self.configuration = configuration
         self.logger = logger
+        self.faults = TuyaFaultInjector(configuration.faults)
     }
 
     /// The TCP port, once listening.
@@ -184,108 +188,40 @@ public final class TuyaDeviceServer: Sendable {
             }
         }
         defer { busy.store(false, ordering: .releasing) }
-        guard let connection = await servedChannel(channel, carrying: ByteBuffer.self) else { return }
         device.events.yield(.clientConnected(client))
         defer { device.events.yield(.clientDisconnected(client)) }
         do {
-            let link = try TuyaLink(configuration: configuration, device: device)
+            let link = try TuyaDeviceLink(configuration: configuration, device: device)
             let changes = device.changes.subscribe()
-            try await connection.executeThenClose { inbound, outbound in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        // Every change, whoever made it, once the session is ready; what a write
-                        // was already answered with is not pushed again.
-                        for await status in changes {
-                            guard let push = link.push(changesIn: status.allValues, time: self.device.lanGrants.now()) else { continue }
-                            try await outbound.write(push)
-                        }
+            // Answers are made on the channel's event loop (no hop per frame); pushes come from
+            // the device's changes.
+            try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.addHandler(
+                    TuyaDeviceHandler(link: link, device: self.device, client: client, faults: self.faults, logger: self.logger))
+                channel.setOption(.autoRead, value: true).whenComplete { _ in }
+            }.get()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    // Every change, whoever made it, once the session is ready; what a write
+                    // was already answered with is not pushed again.
+                    for await status in changes {
+                        guard let push = link.push(changesIn: status.allValues, time: self.device.lanGrants.now()) else { continue }
+                        guard let delay = self.faults.answer() else { continue }
+                        if delay > .zero { try? await Task.sleep(for: delay) }
+                        channel.writeAndFlush(push, promise: nil)
                     }
-                    group.addTask {
-                        var pending = ByteBuffer()
-                        for try await var chunk in inbound {
-                            pending.writeBuffer(&chunk)
-                            while let message = try link.decode(&pending) {
-                                for action in link.receive(message, device: self.device, client: client) {
-                                    switch action {
-                                    case .send(let reply): try await outbound.write(try link.encode(reply))
-                                    case .useKey(let key): link.useKey(key)
-                                    case .close(let reason):
-                                        self.device.events.yield(.clientRefused(client, reason: reason))
-                                        return
-                                    case .refuse(let error):
-                                        self.logger.notice("Tuya frame refused", metadata: ["tether.client": "\(client)", "tether.error": "\(error)"])
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    try await group.next()
-                    group.cancelAll()
                 }
+                // The server stopping (cancellation) ends the connection too.
+                await withTaskCancellationHandler {
+                    try? await channel.closeFuture.get()
+                } onCancel: {
+                    channel.close(promise: nil)
+                }
+                group.cancelAll()
             }
         } catch {
+            channel.close(promise: nil)
             logger.debug("Tuya client connection ended", metadata: ["tether.client": "\(client)", "tether.error": "\(error)"])
-        }
-    }
-}
-
-/// One connection's codec and session, shared by its reader and its pusher.
-private final class TuyaLink: Sendable {
-    private struct State {
-        var codec: TuyaCodec
-        var session: TuyaDeviceSession
-        /// The points as the client last heard them (answers and pushes), by id.
-        var reported: JSONObject
-    }
-
-    private let state: Mutex<State>
-    let points: TuyaDataPointMap
-
-    init(configuration: TuyaDeviceConfiguration, device: VirtualDevice) throws(TetherError) {
-        points = TuyaDataPointMap(model: device.model)
-        state = Mutex(
-            State(
-                codec: try TuyaCodec(version: configuration.version, key: configuration.localKey, sender: .device),
-                session: try TuyaDeviceSession(
-                    version: configuration.version, deviceID: configuration.deviceID, localKey: configuration.localKey, points: points),
-                reported: points.dps(device.status.allValues)))
-    }
-
-    func decode(_ buffer: inout ByteBuffer) throws(TetherError) -> TuyaMessage? {
-        let codec = state.withLock { $0.codec }
-        return try codec.decode(&buffer)
-    }
-
-    func encode(_ message: TuyaMessage) throws(TetherError) -> ByteBuffer {
-        let codec = state.withLock { $0.codec }
-        return try codec.encode(message)
-    }
-
-    func receive(_ message: TuyaMessage, device: VirtualDevice, client: String) -> [TuyaDeviceSession.Action] {
-        state.withLock { state in
-            let actions = state.session.receive(message, device: device, client: client)
-            for case .send(let reply) in actions where !reply.payload.isEmpty {
-                guard let answered = try? TuyaStatus(parsing: reply.payload) else { continue }
-                for id in answered.dps.keys { state.reported[id] = answered.dps[id] }
-            }
-            return actions
-        }
-    }
-
-    func useKey(_ key: [UInt8]) { state.withLock { $0.codec.key = key } }
-
-    /// A `STATUS` frame with the points that differ from what the client last heard; nil when
-    /// none do, or before the session is ready.
-    func push(changesIn values: [String: DataValue], time: Int64) -> ByteBuffer? {
-        let now = points.dps(values)
-        return state.withLock { state -> ByteBuffer? in
-            var changed = JSONObject()
-            for id in now.keys where now[id] != state.reported[id] { changed[id] = now[id] }
-            guard state.session.isReady, !changed.isEmpty else { return nil }
-            for id in changed.keys { state.reported[id] = changed[id] }
-            let payload = TuyaStatus(dps: changed, time: time).payload(deviceID: state.session.deviceID, version: state.codec.version)
-            let message = TuyaMessage(sequence: state.session.nextPushSequence(), command: .status, returnCode: 0, payload: payload)
-            return try? state.codec.encode(message)
         }
     }
 }

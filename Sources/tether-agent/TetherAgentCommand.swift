@@ -125,6 +125,17 @@ struct Simulate: AsyncParsableCommand {
         help: "With --protocol tuya: the 16-character local key (or TETHER_TUYA_LOCAL_KEY; default: random, printed).")
     var localKey: String?
 
+    @Option(name: .customLong("response-delay"), help: "With --protocol tuya: milliseconds every answer and push is held back (a slow device).")
+    var responseDelay: Double = 0
+
+    @Option(
+        name: .customLong("go-dark-after"),
+        help: "With --protocol tuya: after this many frames sent, send nothing for --dark-for seconds, then again (outages that repeat).")
+    var goDarkAfter: Int?
+
+    @Option(name: .customLong("dark-for"), help: "With --go-dark-after: seconds each outage lasts.")
+    var darkFor: Double = 10
+
     @Flag(name: .customLong("lan"), inversion: .prefixedNo, help: "Serve the LAN protocol (--no-lan with --cloud: cloud only, up to 20,000 devices).")
     var lan = true
 
@@ -145,6 +156,11 @@ struct Simulate: AsyncParsableCommand {
             if let problem = problemWithSeconds(announceInterval, option: "--announce-interval", maximum: 3600, allowZero: false) {
                 throw ValidationError(problem)
             }
+            if let problem = problemWithSeconds(responseDelay / 1000, option: "--response-delay", maximum: 60, allowZero: true) {
+                throw ValidationError(problem)
+            }
+            if let problem = problemWithSeconds(darkFor, option: "--dark-for", maximum: 3600, allowZero: false) { throw ValidationError(problem) }
+            if let goDarkAfter, goDarkAfter < 0 { throw ValidationError("--go-dark-after is 0 or more") }
         }
         guard count >= 1, count <= (lan ? 250 : 20_000) else { throw ValidationError("--count must be between 1 and \(lan ? 250 : 20_000)") }
         guard lan || cloud != nil else { throw ValidationError("--no-lan needs --cloud") }
@@ -191,11 +207,13 @@ struct Simulate: AsyncParsableCommand {
             if lan, `protocol` == .tuya {
                 let host = count == 1 ? bind : IPv4.parse(bind)!.adding(index).description
                 let key = localKey ?? ProcessInfo.processInfo.environment["TETHER_TUYA_LOCAL_KEY"] ?? Self.randomKey(using: &generator)
-                let configuration = try TuyaDeviceConfiguration(
+                var configuration = try TuyaDeviceConfiguration(
                     host: host, port: tuyaPort, deviceID: tuyaID ?? Self.randomTuyaID(using: &generator), localKey: Array(key.utf8),
                     version: TuyaVersion(rawValue: tuyaVersion)!, idleTimeout: .milliseconds(Int(max(idleTimeout, 30) * 1000)),
                     announcementTarget: announce.map { $0 == "none" ? .some(nil) : .some(parseHostPort($0)) } ?? .none,
                     announcementInterval: .milliseconds(Int(announceInterval * 1000)), probePort: probePort)
+                configuration.faults = TuyaFaults(
+                    responseDelay: .milliseconds(Int64(responseDelay)), goDarkAfter: goDarkAfter, darkFor: .milliseconds(Int64(darkFor * 1000)))
                 tuyaServers.append(TuyaDeviceServer(device: device, configuration: configuration, logger: logger))
                 servers.append(nil)
             } else if lan {

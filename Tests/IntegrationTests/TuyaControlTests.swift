@@ -21,14 +21,17 @@ struct TuyaControlTests {
     /// Runs a Tuya pet house on loopback (`port` 0: any) until `body` returns; announcing itself to
     /// `announceTo` when given.
     static func withTuyaDevice<T: Sendable>(
-        _ version: TuyaVersion, device: VirtualDevice? = nil, port: Int = 0, announceTo: Int? = nil, _ body: (TuyaDeviceServer, Int) async throws -> T
+        _ version: TuyaVersion, device: VirtualDevice? = nil, port: Int = 0, announceTo: Int? = nil, faults: TuyaFaults = TuyaFaults(),
+        _ body: (TuyaDeviceServer, Int) async throws -> T
     ) async throws -> T {
         let model = try Fixtures.petHouse()
         let device = try device ?? VirtualDevice(model: model, identity: DeviceIdentity(did: id, mac: [2, 0, 0, 0, 0, 9], passcode: "ABCDEFGHIJ", productKey: model.productKey))
         let configuration = try TuyaDeviceConfiguration(
             host: "127.0.0.1", port: port, deviceID: id, localKey: Array(key.utf8), version: version,
             announcementTarget: .some(announceTo.map { ("127.0.0.1", $0) }), announcementInterval: .milliseconds(200), productKey: "keydeadbeef12345", probePort: nil)
-        let server = TuyaDeviceServer(device: device, configuration: configuration, logger: Logger(label: "test.tuya"))
+        var withFaults = configuration
+        withFaults.faults = faults
+        let server = TuyaDeviceServer(device: device, configuration: withFaults, logger: Logger(label: "test.tuya"))
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 try await server.run()
@@ -94,6 +97,24 @@ struct TuyaControlTests {
                 #expect(await eventually { device.netStatus == .controllable })
                 try await device.write(["LED_OnOff": true])
                 #expect(server.device.status.allValues["LED_OnOff"] == .bool(true))
+            }
+        }
+    }
+
+    @Test("the device goes dark for a while (the simulator's fault): heartbeats notice, the SDK reconnects when it answers again")
+    func outage() async throws {
+        let model = try Fixtures.petHouse()
+        try await Self.withTuyaDevice(.v34, faults: TuyaFaults(goDarkAfter: 6, darkFor: .milliseconds(1500))) { server, port in
+            try await withTetherClient(configuration: Self.configuration(model)) { client in
+                let device = try client.tuyaDevice(host: "127.0.0.1", port: port, id: Self.id, localKey: TuyaLocalKey(Self.key), version: .v34)
+                let events = device.events()
+                try await device.subscribe()
+                let lost = await next(events, timeout: .seconds(10)) { $0 == .netStatus(.online) }
+                #expect(lost != nil)
+                let back = await next(events, timeout: .seconds(10)) { $0 == .netStatus(.controllable) }
+                #expect(back != nil)
+                try await device.write(["LED_G": 77])
+                #expect(server.device.status.allValues["LED_G"] == .int(77))
             }
         }
     }

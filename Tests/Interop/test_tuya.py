@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 import tinytuya
@@ -82,11 +83,11 @@ def test_device_that_goes_dark():
 class Agent:
     """`tether-agent simulate --protocol tuya` as a process: the pet house as a Tuya device."""
 
-    def __init__(self, version, interval="0"):
+    def __init__(self, version, interval="0", *extra):
         self.version = version
         self.process = subprocess.Popen(
             [os.path.join(BIN, "tether-agent"), "simulate", "--protocol", "tuya", "--version", version, "--bind", "127.0.0.1",
-             "--tuya-port", "0", "--tuya-id", DEVICE_ID, "--local-key", KEY, "--product", PET_HOUSE, "--json", "--interval", interval],
+             "--tuya-port", "0", "--tuya-id", DEVICE_ID, "--local-key", KEY, "--product", PET_HOUSE, "--json", "--interval", interval, *extra],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
         line = json.loads(self.process.stdout.readline())
@@ -139,6 +140,20 @@ def test_pushed_updates(version):
                 break
         assert pushed is not None, "no STATUS push"
         device.close()
+
+
+def test_simulated_faults():
+    # --go-dark-after: after 2 frames sent, nothing for 1.5 s, then answers again; --response-delay
+    # holds every answer back. tinytuya sees an error, then the device again.
+    with Agent("3.3", "0", "--go-dark-after", "2", "--dark-for", "1.5", "--response-delay", "100") as agent:
+        device = tinytuya.Device(DEVICE_ID, "127.0.0.1", KEY, version=3.3, port=agent.port, connection_timeout=1, connection_retry_limit=1,
+                                 connection_retry_delay=0)
+        assert "dps" in device.status()
+        assert "dps" in device.status()
+        dark = device.status()
+        assert dark is None or "Error" in dark, dark
+        time.sleep(1.6)
+        assert "dps" in device.status()
 
 
 def test_wrong_key_against_the_agent():
