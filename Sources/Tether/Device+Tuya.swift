@@ -37,6 +37,18 @@ extension Device {
         }
     }
 
+    /// Makes a device the client knew another way (the cloud's bindings) a Tuya device, with
+    /// the key and, when given, the address; a Tuya device only takes the new key and address.
+    func speakTuya(_ link: TuyaLink, endpoint: LANEndpoint?) {
+        updatePath { state in
+            if state.tuya == nil { state.tuya = link } else { state.tuya?.localKey = link.localKey }
+            guard let endpoint else { return [] }
+            state.endpoint = endpoint
+            state.lastSeen = .now
+            return [.seenOnLAN]
+        }
+    }
+
     /// Records an announcement: where the device is now, and its version (for a device known only
     /// from its announcements).
     func heardAnnouncement(productKey: String, endpoint: LANEndpoint, version: TuyaVersion?) {

@@ -1,4 +1,5 @@
 import Logging
+import TetherCloudProtocol
 import TetherCore
 import TetherTuyaLAN
 
@@ -24,6 +25,34 @@ extension TetherClient {
                 tuya: TuyaLink(deviceID: id, version: version, localKey: localKey))
         }
         try device.setTuyaLocalKey(localKey)
+        if let model { device.adopt(model) }
+        return device
+    }
+
+    /// A Tuya device registered in the Tether cloud, for its owner: its Tuya id, version and local
+    /// key come from the cloud (`GET /app/devices/{did}/tuya_local_key`), its address from `host`
+    /// or, when nil, from its announcements (``TuyaConfiguration/listensForAnnouncements``). The
+    /// device is the one the bindings list shows for `did`, controlled on the LAN.
+    ///
+    /// - Throws: `TetherError.Code.cloudRefused` with 9511 when the user is not the device's
+    ///   owner (a local key cannot be revoked, so guests never receive it), 9512 when the cloud
+    ///   has no key for it, 9017 when the user is not bound to it.
+    public func tuyaDevice(did: String, host: String? = nil, port: Int = 6668, model: ThingModel? = nil) async throws(TetherError) -> Device {
+        guard let account else { throw TetherError(.invalidArgument, "the client has no cloud configured") }
+        let body = try await account.withSession { session throws(TetherError) in try await account.api.tuyaLocalKey(session, did: did) }
+        guard let version = TuyaVersion(rawValue: body.version) else {
+            throw TetherError(.unexpectedCloudResponse, "the cloud gave Tuya version \(body.version) for \(did)")
+        }
+        let key = try TuyaLocalKey(body.localKey)
+        let endpoint = host.map { LANEndpoint(host: $0, port: port) }
+        let model = model ?? self.model(forProductKey: self.device(did: did)?.productKey ?? "")
+        let link = TuyaLink(deviceID: body.tuyaID, version: version, localKey: key, announced: host == nil)
+        let device = register(id: body.tuyaID, aliases: [did]) {
+            makeDevice(
+                id: body.tuyaID, did: did, productKey: model?.productKey ?? "", mac: nil, endpoint: endpoint, onLAN: endpoint != nil, model: model, tuya: link)
+        }
+        // The bindings list may have made the device first, as a cloud device.
+        device.speakTuya(link, endpoint: endpoint)
         if let model { device.adopt(model) }
         return device
     }

@@ -286,6 +286,17 @@ public struct TetherCloudAPI: Sendable {
             "the LAN grant", try await call(.POST, "/app/devices/\(did.tetherPercentEncoded)/lan_grant", session: session), as: LANGrantBody.init(json:))
     }
 
+    /// The Tuya id, version and local key of a device registered in this cloud (Tether extension
+    /// `GET /app/devices/{did}/tuya_local_key`), for its owner.
+    ///
+    /// - Throws: `TetherError.Code.cloudRefused` with 9511 for a bound user who is not the owner,
+    ///   9512 when the cloud has no key for the device, 9017 when not bound.
+    public func tuyaLocalKey(_ session: CloudSession, did: String) async throws(TetherError) -> TuyaLocalKeyBody {
+        try decodeBody(
+            "the Tuya local key", try await call(.GET, "/app/devices/\(did.tetherPercentEncoded)/tuya_local_key", session: session),
+            as: TuyaLocalKeyBody.init(json:))
+    }
+
     // MARK: Sharing and messages
 
     /// Who receives an invitation (to a device, or to a home).

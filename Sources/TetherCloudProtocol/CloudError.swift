@@ -96,6 +96,10 @@ extension CloudError {
     public static let alreadyHomeMember = CloudError(code: 9509, httpStatus: 409, message: "already a member of the home")
     /// Tether: the home's owner cannot leave it or lose the role; it deletes the home instead.
     public static let homeOwnerCannotLeave = CloudError(code: 9510, httpStatus: 403, message: "home owner cannot leave")
+    /// Tether: a Tuya local key cannot be revoked, so only the device's owner receives it.
+    public static let onlyOwnerGetsLocalKey = CloudError(code: 9511, httpStatus: 403, message: "only owner gets the local key")
+    /// Tether: the device has no Tuya local key in this cloud.
+    public static let noTuyaLocalKey = CloudError(code: 9512, httpStatus: 404, message: "no tuya local key")
     /// Tether: no such route, command or session.
     public static let notFound = CloudError(code: 9999, httpStatus: 404, message: "not found")
     /// Tether: the HTTP method is not served at this path.
@@ -114,6 +118,7 @@ extension CloudError {
         .shadowVersionConflict,
         .downloadURLInvalid, .upgradeNotAllowed, .upgradeInProgress,
         .homeNotFound, .homeRoleInsufficient, .deviceInAnotherHome, .roomNotFound, .alreadyHomeMember, .homeOwnerCannotLeave,
+        .onlyOwnerGetsLocalKey, .noTuyaLocalKey,
         .notFound,
     ]
 }

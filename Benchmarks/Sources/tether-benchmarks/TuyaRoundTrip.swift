@@ -4,12 +4,12 @@ import Histogram
 import NIOCore
 import Tether
 
-/// Write → acknowledgement round trips through the SDK's Tuya client to a device on loopback
-/// (the agent's, or tuyamock: scripts/bench-tuya.sh starts both), on one connection, and the
-/// codec's cost per frame.
+/// Write → acknowledgement round trips through the SDK (`Device.write` on a subscribed Tuya device,
+/// by DP id) to a device on loopback (the agent's, or tuyamock: scripts/bench-tuya.sh starts both),
+/// and the codec's cost per frame.
 struct TuyaRoundTrip: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "tuya-round-trip", abstract: "Time TuyaLANSession.set on one connection, and the Tuya codec per frame.")
+        commandName: "tuya-round-trip", abstract: "Time Device.write on a subscribed Tuya device, and the Tuya codec per frame.")
 
     @Option(help: "The device's address.") var host = "127.0.0.1"
     @Option(help: "The device's TCP port.") var port: Int
@@ -27,13 +27,19 @@ struct TuyaRoundTrip: AsyncParsableCommand {
         let (writes, dp) = (self.writes, self.dp)
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
         let clock = ContinuousClock()
-        try await TuyaLANClient.withConnection(to: address, timeout: .seconds(600)) { connection throws(TetherError) in
+        let configuration = TetherClient.Configuration(lan: LANConfiguration(discoveryEnabled: false), tuya: TuyaConfiguration(requestTimeout: .seconds(10)))
+        histogram = try await withTetherClient(configuration: configuration) { client in
+            var histogram = histogram
+            let device = try client.tuyaDevice(
+                host: address.host, port: address.port, id: address.deviceID, localKey: TuyaLocalKey(bytes: address.localKey), version: version)
+            try await device.subscribe()
             for index in 0..<(writes + writes / 10) {
                 let start = clock.now
-                _ = try await connection.set([dp: .bool(index % 2 == 0)])
+                try await device.write([dp: .bool(index % 2 == 0)])
                 let (seconds, attoseconds) = (clock.now - start).components
                 if index >= writes / 10 { histogram.record(UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000)) }
             }
+            return histogram
         }
         let codec = try TuyaCodec(version: version, key: Array(localKey.utf8), sender: .device)
         let reader = try TuyaCodec(version: version, key: Array(localKey.utf8), sender: .app)

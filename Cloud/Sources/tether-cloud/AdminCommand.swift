@@ -337,7 +337,28 @@ struct AdminCommand: AsyncParsableCommand {
     }
 
     struct DeviceGroup: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "device", subcommands: [Create.self])
+        static let configuration = CommandConfiguration(commandName: "device", subcommands: [Create.self, TuyaKey.self])
+
+        struct TuyaKey: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "tuya-key",
+                abstract: "Register the Tuya id, version and local key of a device that speaks the Tuya local protocol; its owner's app fetches them.")
+            @Option(help: "The device's did in this cloud.") var did: String
+            @Option(name: .customLong("tuya-id"), help: "The device's Tuya id (gwId).") var tuyaID: String
+            @Option(name: .customLong("local-key"), help: "The 16-character local key (or TETHER_TUYA_LOCAL_KEY, which keeps it out of the process list).")
+            var localKey: String?
+            @Option(help: "The Tuya protocol version: 3.1 to 3.5.") var version: String
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                guard let key = localKey ?? ProcessInfo.processInfo.environment["TETHER_TUYA_LOCAL_KEY"] else {
+                    throw ValidationError("give the local key with --local-key or TETHER_TUYA_LOCAL_KEY")
+                }
+                try await options.withAdministration { try await $0.setTuyaLocalKey(did: did, tuyaID: tuyaID, localKey: key, version: version) }
+                options.print(
+                    json: ["did": .string(did), "tuyaID": .string(tuyaID), "version": .string(version)], text: "did \(did): Tuya \(version) id \(tuyaID)")
+            }
+        }
 
         struct Create: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Register a device with its own secret for the MQTT gateway.")

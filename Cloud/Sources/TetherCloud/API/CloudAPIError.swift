@@ -102,6 +102,8 @@ extension CloudAPIError {
     public static func roomNotFound(detail: String = "") -> Self { .init(.roomNotFound, detail: detail) }
     public static func alreadyHomeMember(detail: String = "") -> Self { .init(.alreadyHomeMember, detail: detail) }
     public static func homeOwnerCannotLeave(detail: String = "") -> Self { .init(.homeOwnerCannotLeave, detail: detail) }
+    public static func onlyOwnerGetsLocalKey(detail: String = "") -> Self { .init(.onlyOwnerGetsLocalKey, detail: detail) }
+    public static func noTuyaLocalKey(detail: String = "") -> Self { .init(.noTuyaLocalKey, detail: detail) }
     public static func notFound(detail: String = "") -> Self { .init(.notFound, detail: detail) }
     public static func requestThrottled(detail: String, retryAfter: Int64? = nil) -> Self {
         var error = Self(.requestThrottled, detail: detail)

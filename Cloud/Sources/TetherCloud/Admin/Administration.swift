@@ -173,6 +173,12 @@ public struct Administration: Sendable {
         return device
     }
 
+    /// Registers (or replaces) the Tuya id, version and local key of a device registered here,
+    /// which its owner's app may then fetch (`GET /app/devices/{did}/tuya_local_key`).
+    public func setTuyaLocalKey(did: String, tuyaID: String, localKey: String, version: String) async throws {
+        try await TuyaLocalKeys(database: database).set(did: did, TuyaLocalKeyBody(tuyaID: tuyaID, localKey: localKey, version: version))
+    }
+
     /// Disables an account (its sessions end and it logs in nowhere) or enables it again.
     /// `bus` tells the running nodes at once; without one (SQLite, a separate process) they
     /// notice within a minute, when live sessions re-check their tokens.

@@ -23,6 +23,7 @@ public enum Migrations {
         Migration(version: 11, name: "data forwarding", statements: Schema.version11),
         Migration(version: 12, name: "sharing and the message centre", statements: Schema.version12),
         Migration(version: 13, name: "homes, rooms and members", statements: Schema.version13),
+        Migration(version: 14, name: "Tuya local keys", statements: Schema.version14),
     ]
 
     /// The newest schema version this build knows.
