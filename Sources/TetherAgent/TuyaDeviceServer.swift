@@ -192,32 +192,31 @@ public final class TuyaDeviceServer: Sendable {
         defer { device.events.yield(.clientDisconnected(client)) }
         do {
             let link = try TuyaDeviceLink(configuration: configuration, device: device)
-            let changes = device.changes.subscribe()
-            // Answers are made on the channel's event loop (no hop per frame); pushes come from
-            // the device's changes.
+            // Answers are made on the channel's event loop (no hop per frame), and so are pushes:
+            // every change, whoever made it, once the session is ready; what a write was already
+            // answered with is not pushed again. Deferred with execute, never run inside the
+            // change, which may come from this connection's own write.
+            let observer = device.addChangeObserver { [device, faults] status in
+                channel.eventLoop.execute {
+                    guard let push = link.push(changesIn: status.allValues, time: device.lanGrants.now()), let delay = faults.answer() else { return }
+                    if delay > .zero {
+                        channel.eventLoop.scheduleTask(in: TimeAmount(delay)) { channel.writeAndFlush(push, promise: nil) }
+                    } else {
+                        channel.writeAndFlush(push, promise: nil)
+                    }
+                }
+            }
+            defer { device.removeChangeObserver(observer) }
             try await channel.eventLoop.submit {
                 try channel.pipeline.syncOperations.addHandler(
                     TuyaDeviceHandler(link: link, device: self.device, client: client, faults: self.faults, logger: self.logger))
                 channel.setOption(.autoRead, value: true).whenComplete { _ in }
             }.get()
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    // Every change, whoever made it, once the session is ready; what a write
-                    // was already answered with is not pushed again.
-                    for await status in changes {
-                        guard let push = link.push(changesIn: status.allValues, time: self.device.lanGrants.now()) else { continue }
-                        guard let delay = self.faults.answer() else { continue }
-                        if delay > .zero { try? await Task.sleep(for: delay) }
-                        channel.writeAndFlush(push, promise: nil)
-                    }
-                }
-                // The server stopping (cancellation) ends the connection too.
-                await withTaskCancellationHandler {
-                    try? await channel.closeFuture.get()
-                } onCancel: {
-                    channel.close(promise: nil)
-                }
-                group.cancelAll()
+            // The server stopping (cancellation) ends the connection too.
+            await withTaskCancellationHandler {
+                try? await channel.closeFuture.get()
+            } onCancel: {
+                channel.close(promise: nil)
             }
         } catch {
             channel.close(promise: nil)

@@ -28,6 +28,9 @@ public final class VirtualDevice: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Called on every change, under the lock, in order: for connections that push from their
+    /// event loop without a task waking per change.
+    private let observers = Mutex<(next: Int, all: [Int: @Sendable (DeviceStatus) -> Void])>((0, [:]))
 
     /// - Parameters:
     ///   - bindable: whether the binding window is open (the passcode is handed out on request).
@@ -108,9 +111,26 @@ public final class VirtualDevice: Sendable {
             let status = DeviceStatus(values: state.values, model: model)
             // Published under the lock: two concurrent changes reach every client in the order they
             // were made, so nobody keeps the older status as the last one.
-            if changed { changes.yield(status) }
+            if changed {
+                changes.yield(status)
+                for observer in observers.withLock({ $0.all.values }) { observer(status) }
+            }
             return status
         }
+    }
+
+    /// Calls `observer` with the full status after every change until ``removeChangeObserver(_:)``,
+    /// synchronously under the device's lock: it must not block or change the device.
+    func addChangeObserver(_ observer: @escaping @Sendable (DeviceStatus) -> Void) -> Int {
+        observers.withLock { observers in
+            observers.next += 1
+            observers.all[observers.next] = observer
+            return observers.next
+        }
+    }
+
+    func removeChangeObserver(_ id: Int) {
+        _ = observers.withLock { $0.all.removeValue(forKey: id) }
     }
 
     /// Records Wi-Fi credentials from SoftAP onboarding and leaves onboarding mode. Returns false

@@ -146,10 +146,7 @@ public struct TuyaCodec: Sendable {
         [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
     }
 
-    static func randomIV() -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<12).map { _ in UInt8.random(in: 0...255, using: &generator) }
-    }
+    static func randomIV() -> [UInt8] { TuyaCrypto.randomBytes(12) }
 }
 
 /// Splits a TCP stream into ``TuyaMessage``s with a codec whose key the owner changes after the

@@ -102,3 +102,15 @@ enum TuyaCrypto {
         return crc ^ 0xFFFF_FFFF
     }
 }
+
+extension TuyaCrypto {
+    /// `count` random bytes from the system's generator, eight at a time: one call per word
+    /// rather than per byte (each call reads the kernel's generator).
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 8)
+        while bytes.count < count { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
+        return Array(bytes.prefix(count))
+    }
+}

@@ -36,8 +36,7 @@ public enum TuyaHandshake {
             try TuyaCrypto.checkKey(localKey)
             self.version = version
             self.localKey = localKey
-            var generator = SystemRandomNumberGenerator()
-            self.clientNonce = clientNonce ?? (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            self.clientNonce = clientNonce ?? TuyaCrypto.randomBytes(16)
         }
 
         public func start(sequence: UInt32) -> TuyaMessage {
@@ -77,8 +76,7 @@ public enum TuyaHandshake {
             try TuyaCrypto.checkKey(localKey)
             self.version = version
             self.localKey = localKey
-            var generator = SystemRandomNumberGenerator()
-            self.deviceNonce = deviceNonce ?? (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            self.deviceNonce = deviceNonce ?? TuyaCrypto.randomBytes(16)
         }
 
         public mutating func respond(to start: TuyaMessage, sequence: UInt32) throws(TetherError) -> TuyaMessage {

@@ -132,4 +132,12 @@ struct TuyaClientStateMachineTests {
         #expect(machine.closed(error).isEmpty)
         #expect(machine.received(Self.status(["1": true])).isEmpty)
     }
+
+    @Test("nonces and GCM IVs: the lengths asked for, never the same twice")
+    func randomBytes() {
+        let ivs = (0..<64).map { _ in TuyaCrypto.randomBytes(12) }
+        #expect(ivs.allSatisfy { $0.count == 12 })
+        #expect(Set(ivs).count == ivs.count)
+        #expect(TuyaCrypto.randomBytes(16).count == 16 && TuyaCrypto.randomBytes(1).count == 1)
+    }
 }
