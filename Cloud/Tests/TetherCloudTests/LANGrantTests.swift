@@ -63,12 +63,7 @@ struct LANGrantTests {
             let guestName = "guest\(UInt32.random(in: 0...UInt32.max))"
             let guest = try await cloud.register(guestName)
             let stranger = try await cloud.register("stranger\(UInt32.random(in: 0...UInt32.max))")
-            let invitation = try SharingCreatedBody(
-                json: try #require(
-                    try await cloud.call(
-                        .post, "/app/sharing", token: owner.token, json: SharingCreateBody(kind: .user, did: created.did, receiver: .uid(guest.uid)).json
-                    ).json))
-            #expect(try await cloud.call(.put, "/app/sharing/\(invitation.id)?status=1", token: guest.token).status == .ok)
+            let invitation = try await GatewayFixtures.shareAccepted(cloud, did: created.did, from: owner, to: guest)
 
             // The cloud signs for bound users only; what it signs, the device verifies.
             #expect(try await cloud.call(.post, "/app/devices/\(created.did)/lan_grant", token: stranger.token).errorCode == 9017)

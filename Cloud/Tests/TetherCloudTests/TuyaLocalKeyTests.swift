@@ -43,12 +43,7 @@ struct TuyaLocalKeyTests {
             let owner = try await GatewayFixtures.user(cloud, boundTo: [created, keyless], name: ownerName)
             let guest = try await cloud.register("guest\(UInt32.random(in: 0...UInt32.max))")
             let stranger = try await cloud.register("stranger\(UInt32.random(in: 0...UInt32.max))")
-            let invitation = try SharingCreatedBody(
-                json: try #require(
-                    try await cloud.call(
-                        .post, "/app/sharing", token: owner.token, json: SharingCreateBody(kind: .user, did: created.did, receiver: .uid(guest.uid)).json
-                    ).json))
-            #expect(try await cloud.call(.put, "/app/sharing/\(invitation.id)?status=1", token: guest.token).status == .ok)
+            let invitation = try await GatewayFixtures.shareAccepted(cloud, did: created.did, from: owner, to: guest)
 
             let path = "/app/devices/\(created.did)/tuya_local_key"
             #expect(try await cloud.call(.get, path).status != .ok, "no user session")

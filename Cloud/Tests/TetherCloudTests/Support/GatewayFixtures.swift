@@ -35,6 +35,16 @@ enum GatewayFixtures {
         return session
     }
 
+    /// `owner` shares `did` with `guest`, who accepts: the invitation, whose id revokes it.
+    static func shareAccepted(_ cloud: CloudHarness, did: String, from owner: UserSession, to guest: UserSession) async throws -> SharingCreatedBody {
+        let invitation = try SharingCreatedBody(
+            json: try #require(
+                try await cloud.call(.post, "/app/sharing", token: owner.token, json: SharingCreateBody(kind: .user, did: did, receiver: .uid(guest.uid)).json)
+                    .json))
+        #expect(try await cloud.call(.put, "/app/sharing/\(invitation.id)?status=1", token: guest.token).status == .ok)
+        return invitation
+    }
+
     /// The lamp product, one device of it, and a user bound to that device.
     static func boundLamp(_ cloud: CloudHarness) async throws -> (product: Administration.CreatedProduct, device: Administration.CreatedDevice, user: UserSession) {
         let product = try await lampProduct(cloud)
