@@ -77,7 +77,9 @@ extension Device {
     /// - Parameter sn: the sequence number the device's acknowledgement must carry. Nil lets the
     ///   client pick one; 0 sends the write without asking for an acknowledgement (it returns as
     ///   soon as the write is sent, or through the cloud accepted, and the device's report
-    ///   follows as an event).
+    ///   follows as an event). A Tuya device has no sequence numbers of the app's: it always
+    ///   answers a write, and the write returns with that answer; `sn` only labels the result
+    ///   and its status event.
     /// - Returns: the acknowledged `sn` and the status the device sent with its acknowledgement
     ///   (through the cloud: the report that answered the `sn`, when it came within the request
     ///   timeout), which is also delivered as a ``DeviceEvent/status(_:)`` event with that `sn`.

@@ -17,8 +17,11 @@ struct TuyaLink: Sendable {
     var version: TuyaVersion
     /// Nil for a device heard announcing itself whose key the app has not given yet.
     var localKey: TuyaLocalKey?
-    /// Heard announcing itself (its presence expires), rather than added by address.
-    var announced = false
+    /// Its address comes from its announcements (its presence expires), not from the app.
+    var addressFromAnnouncements = false
+    /// Its version comes from its announcements. Not for a version the app or the cloud gave:
+    /// announcements are not authenticated, and one must not downgrade a device's protocol.
+    var versionFromAnnouncements = false
 }
 
 extension Device {
@@ -37,28 +40,38 @@ extension Device {
         }
     }
 
-    /// Makes a device the client knew another way (the cloud's bindings) a Tuya device, with
-    /// the key and, when given, the address; a Tuya device only takes the new key and address.
-    func speakTuya(_ link: TuyaLink, endpoint: LANEndpoint?) {
+    /// Makes the device a Tuya device with what the app or the cloud gave (its key and version,
+    /// and when given its address and model), whether the client knew it already (the cloud's
+    /// bindings, an announcement) or not. A device subscribed on GAgent cannot change protocol.
+    func configureTuya(_ link: TuyaLink, endpoint: LANEndpoint?, model: ThingModel?) throws(TetherError) {
+        var refused = false
         updatePath { state in
-            if state.tuya == nil { state.tuya = link } else { state.tuya?.localKey = link.localKey }
+            if state.tuya == nil, state.session != nil {
+                refused = true
+                return []
+            }
+            var link = link
+            if endpoint == nil, let known = state.tuya { link.addressFromAnnouncements = known.addressFromAnnouncements }
+            state.tuya = link
+            if let model { state.productKey = model.productKey }
             guard let endpoint else { return [] }
             state.endpoint = endpoint
             state.lastSeen = .now
             return [.seenOnLAN]
         }
+        if refused { throw TetherError(.invalidArgument, "device \(id) is subscribed on GAgent: unsubscribe before making it a Tuya device") }
+        if let model { replaceModel(model) }
     }
 
-    /// Records an announcement: where the device is now, and its version (for a device known only
-    /// from its announcements).
+    /// Records an announcement: where the device is now (for a device whose address comes from
+    /// its announcements), and its version (for one whose version does too).
     func heardAnnouncement(productKey: String, endpoint: LANEndpoint, version: TuyaVersion?) {
         updatePath { state in
-            // A device the app added by address keeps the address and product it was given.
-            if state.tuya?.announced == true {
-                if !productKey.isEmpty { state.productKey = productKey }
+            if state.tuya?.addressFromAnnouncements == true {
+                if !productKey.isEmpty, model == nil { state.productKey = productKey }
                 state.endpoint = endpoint
-                if let version { state.tuya?.version = version }
             }
+            if let version, state.tuya?.versionFromAnnouncements == true { state.tuya?.version = version }
             state.lastSeen = .now
             return [.seenOnLAN]
         }
@@ -203,7 +216,7 @@ extension Device {
         } else {
             for (id, value) in values.sorted(by: { $0.key < $1.key }) {
                 guard Int(id) != nil else {
-                    throw TetherError(.unknownProduct, "without a product model, a Tuya device's points are written by DP id (\"1\"), not \(id)")
+                    throw TetherError(.unknownDataPoint, "without a product model, a Tuya device's points are written by DP id (\"1\"), not \(id)")
                 }
                 dps[id] = TuyaDataPointMap.json(value)
             }

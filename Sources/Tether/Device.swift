@@ -105,6 +105,12 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
         }
     }
 
+    /// Uses `model` from now on, whatever the device had (the app said which product it is).
+    func replaceModel(_ model: ThingModel) {
+        let codec = try? P0Codec(model: model)
+        modelState.withLock { $0 = (model, codec) }
+    }
+
     /// Fetches the model when the device has none and a source can give it. A subscribed device
     /// that gets its model only now reads its status again: without a model, the reports so
     /// far could not be read.
@@ -175,7 +181,7 @@ public final class Device: Sendable, Identifiable, Hashable, CustomStringConvert
     /// Marks the device as gone from the LAN when it has not answered for `timeout`. A device
     /// added by address is not discovered, so it never expires.
     func expirePresence(after timeout: Duration, now: ContinuousClock.Instant) {
-        guard state.withLock({ $0.tuya.map(\.announced) ?? ($0.mac != nil) }) else { return }
+        guard state.withLock({ $0.tuya.map(\.addressFromAnnouncements) ?? ($0.mac != nil) }) else { return }
         updatePath { state in
             guard state.path.onLAN, let lastSeen = state.lastSeen, now - lastSeen > timeout else { return [] }
             return [.goneFromLAN]

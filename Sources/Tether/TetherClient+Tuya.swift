@@ -19,13 +19,13 @@ extension TetherClient {
         _ = try TuyaDeviceAddress(host: host, port: port, deviceID: id, localKey: localKey.bytes, version: version)
         let model = model ?? (configuration.products.count == 1 ? configuration.products[0] : nil)
         let endpoint = LANEndpoint(host: host, port: port)
+        let link = TuyaLink(deviceID: id, version: version, localKey: localKey)
         let device = register(id: id) {
             makeDevice(
-                id: id, did: id, productKey: model?.productKey ?? "", mac: nil, endpoint: endpoint, onLAN: true, model: model,
-                tuya: TuyaLink(deviceID: id, version: version, localKey: localKey))
+                id: id, did: id, productKey: model?.productKey ?? "", mac: nil, endpoint: endpoint, onLAN: true, model: model, tuya: link)
         }
-        try device.setTuyaLocalKey(localKey)
-        if let model { device.adopt(model) }
+        // Known already (heard announcing itself): what the app says wins.
+        try device.configureTuya(link, endpoint: endpoint, model: model)
         return device
     }
 
@@ -46,14 +46,13 @@ extension TetherClient {
         let key = try TuyaLocalKey(body.localKey)
         let endpoint = host.map { LANEndpoint(host: $0, port: port) }
         let model = model ?? self.model(forProductKey: self.device(did: did)?.productKey ?? "")
-        let link = TuyaLink(deviceID: body.tuyaID, version: version, localKey: key, announced: host == nil)
+        let link = TuyaLink(deviceID: body.tuyaID, version: version, localKey: key, addressFromAnnouncements: host == nil)
         let device = register(id: body.tuyaID, aliases: [did]) {
             makeDevice(
                 id: body.tuyaID, did: did, productKey: model?.productKey ?? "", mac: nil, endpoint: endpoint, onLAN: endpoint != nil, model: model, tuya: link)
         }
         // The bindings list may have made the device first, as a cloud device.
-        device.speakTuya(link, endpoint: endpoint)
-        if let model { device.adopt(model) }
+        try device.configureTuya(link, endpoint: endpoint, model: model)
         return device
     }
 
@@ -96,7 +95,9 @@ extension TetherClient {
         let device = register(id: id) {
             makeDevice(
                 id: id, did: id, productKey: productKey, mac: nil, endpoint: endpoint, onLAN: true, model: model(forProductKey: productKey),
-                tuya: TuyaLink(deviceID: id, version: version ?? .v33, localKey: configuration.tuya.localKeys[id], announced: true))
+                tuya: TuyaLink(
+                    deviceID: id, version: version ?? .v33, localKey: configuration.tuya.localKeys[id], addressFromAnnouncements: true,
+                    versionFromAnnouncements: true))
         }
         guard device.lanProtocol == .tuya else { return }
         device.heardAnnouncement(productKey: productKey, endpoint: endpoint, version: version)

@@ -3,7 +3,8 @@ import Synchronization
 import TetherCore
 import TetherTuyaLAN
 
-/// One connection's codec and session, shared by its handler (answers) and its pusher.
+/// One connection's codec and session, used on its event loop by its handler (answers) and by
+/// the device's change observer (pushes).
 final class TuyaDeviceLink: Sendable {
     private struct State {
         var codec: TuyaCodec

@@ -6,7 +6,7 @@ public import TetherTuyaLAN
 import Synchronization
 
 /// How a virtual device presents itself as a Tuya device.
-public struct TuyaDeviceConfiguration: Sendable {
+public struct TuyaDeviceConfiguration: Sendable, CustomReflectable {
     public var host: String
     /// The TCP port (Tuya: 6668).
     public var port: Int
@@ -21,6 +21,11 @@ public struct TuyaDeviceConfiguration: Sendable {
     /// of 127.0.0.1 for a device on loopback; nil sends none.
     public var announcementTarget: (host: String, port: Int)?
     public var announcementInterval: Duration
+    /// `dump` and debuggers show the key redacted.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["host": host, "port": port, "deviceID": deviceID, "localKey": "<redacted>", "version": version])
+    }
+
     /// Misbehaviour on purpose, for testing apps: slow answers, outages.
     public var faults: TuyaFaults = TuyaFaults()
     /// The product key announced.

@@ -22,7 +22,9 @@ struct TuyaDeviceSession {
     private var ownSequence: UInt32 = 0
     /// The highest sequence number the client has used on this connection. Clients count up per
     /// frame (tinytuya from 1); a frame at or below it is a replay and is not acted on. 0 is
-    /// exempt: some clients send every frame with 0.
+    /// exempt: some clients send every frame with 0. This catches replays within a connection
+    /// only: on 3.1–3.3 a frame replayed on a new connection, or rewritten with sequence 0 (the
+    /// header is covered by a CRC, not a MAC), is not caught; 3.4/3.5 session keys are.
     private var lastClientSequence: UInt32 = 0
 
     init(version: TuyaVersion, deviceID: String, localKey: [UInt8], points: TuyaDataPointMap) throws(TetherError) {
@@ -88,7 +90,7 @@ struct TuyaDeviceSession {
             let values = points.values(dps)
             if !values.isEmpty { device.applyControl(values, from: client) }
             // Answered with the points as they now are (what was set, normalised), as devices
-            // and tuyamock do; the connection's pusher also sends the change as STATUS.
+            // and tuyamock do; the push of the change leaves out what this answer carried.
             let all = points.dps(device.status.allValues)
             var answered = JSONObject()
             for id in dps.keys { if let value = all[id] { answered[id] = value } }

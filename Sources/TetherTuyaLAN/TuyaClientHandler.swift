@@ -23,7 +23,9 @@ final class TuyaClientHandler: ChannelDuplexHandler {
     private var machine: TuyaClientStateMachine
     private var codec: TuyaCodec
     private var pending = ByteBuffer()
-    private var waiting: [Int: (promise: EventLoopPromise<TuyaMessage>, timeout: Scheduled<Void>?)] = [:]
+    /// Requests by id until their answer or failure; a cancelled request on the wire stays (done)
+    /// until its answer, so that its deadline still closes a connection the device stopped answering.
+    private var waiting: [Int: (promise: EventLoopPromise<TuyaMessage>, timeout: Scheduled<Void>?, done: Bool)] = [:]
     private var nextID = 0
     private let established: EventLoopPromise<Void>
     private let reports: AsyncStream<TuyaStatus>.Continuation
@@ -70,7 +72,10 @@ final class TuyaClientHandler: ChannelDuplexHandler {
         let request = unwrapOutboundIn(data)
         guard request.answered else {
             let actions = machine.send(request.command, request.payload)
-            if actions.isEmpty { promise?.fail(TetherError(.connectionClosed, "the session is not open")) }
+            guard !actions.isEmpty else {
+                promise?.fail(TetherError(.connectionClosed, "the session is not open"))
+                return
+            }
             run(actions, context: context)
             promise?.succeed()
             return
@@ -80,12 +85,12 @@ final class TuyaClientHandler: ChannelDuplexHandler {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let timeout = context.eventLoop.scheduleTask(in: request.timeout) {
             let (handler, context) = loopBound.value
-            let error = TetherError(.timeout, "the device did not answer \(request.command) in time")
+            let error = TetherError(.timeout, "the device stopped answering: no answer to \(request.command) in time")
             handler.run(handler.machine.abandon(id, error: error, connectionIsSuspect: true), context: context)
         }
-        waiting[id] = (request.response, timeout)
+        waiting[id] = (request.response, timeout, false)
         request.response.futureResult.whenFailure { error in
-            // The caller stopped waiting (cancelled): its answer, when it comes, is dropped.
+            // The caller stopped waiting (cancelled): its answer, when it comes, goes nowhere.
             guard let error = error as? TetherError, error.code == .cancelled else { return }
             let (handler, context) = loopBound.value
             handler.run(handler.machine.abandon(id, error: error, connectionIsSuspect: false), context: context)
@@ -129,18 +134,24 @@ final class TuyaClientHandler: ChannelDuplexHandler {
             case .established:
                 established.succeed()
             case .answer(let id, let message):
-                waiting.removeValue(forKey: id).map {
-                    $0.timeout?.cancel(); $0.promise.succeed(message)
-                }
+                guard let entry = waiting.removeValue(forKey: id) else { break }
+                entry.timeout?.cancel()
+                if !entry.done { entry.promise.succeed(message) }
             case .fail(let id, let error):
-                waiting.removeValue(forKey: id).map {
-                    $0.timeout?.cancel(); $0.promise.fail(error)
-                }
+                guard let entry = waiting.removeValue(forKey: id) else { break }
+                entry.timeout?.cancel()
+                if !entry.done { entry.promise.fail(error) }
+            case .abandoned(let id, let error):
+                guard let entry = waiting[id], !entry.done else { break }
+                waiting[id]?.done = true
+                entry.promise.fail(error)
             case .report(let status):
                 reports.yield(status)
             case .unreadable(let error):
                 problems.yield(error)
             case .close(let error):
+                for entry in waiting.values { entry.timeout?.cancel() }
+                waiting.removeAll()
                 established.fail(error)
                 problems.yield(error)
                 context.close(promise: nil)

@@ -18,8 +18,12 @@ struct TuyaClientStateMachine: Sendable {
         case useKey([UInt8])
         /// The connection is ready for requests.
         case established
+        /// The request's answer (also for a request whose caller stopped waiting: its deadline ends).
         case answer(id: Int, TuyaMessage)
         case fail(id: Int, TetherError)
+        /// The caller of the request on the wire stopped waiting: it fails now, but the request
+        /// keeps its place and its deadline until the device answers.
+        case abandoned(id: Int, TetherError)
         /// Data points the device sent that no request was waiting for (a `STATUS` push).
         case report(TuyaStatus)
         /// Something the device sent that could not be read; the connection goes on.
@@ -101,8 +105,7 @@ struct TuyaClientStateMachine: Sendable {
         case .open:
             if let current = inFlight, Self.answers(message.command, current.request.command) {
                 inFlight = nil
-                let answer: [Action] = current.abandoned ? [] : [.answer(id: current.request.id, message)]
-                return answer + sendNext()
+                return [.answer(id: current.request.id, message)] + sendNext()
             }
             guard !message.payload.isEmpty, message.command != .heartbeat else { return [] }
             do throws(TetherError) {
@@ -114,18 +117,20 @@ struct TuyaClientStateMachine: Sendable {
     }
 
     /// The caller of `id` stopped waiting (its deadline, or cancellation). A request still
-    /// queued just leaves; the one on the wire keeps its place until its answer, which is
-    /// dropped, unless `connectionIsSuspect`: a device that does not answer in time is gone, and
+    /// queued just leaves; the one on the wire keeps its place (and its deadline) until its
+    /// answer, unless `connectionIsSuspect`: a device that does not answer in time is gone, and
     /// the connection closes.
     mutating func abandon(_ id: Int, error: TetherError, connectionIsSuspect: Bool) -> [Action] {
         if let index = queue.firstIndex(where: { $0.id == id }) {
             queue.remove(at: index)
             return [.fail(id: id, error)]
         }
-        guard let current = inFlight, current.request.id == id, !current.abandoned else { return [] }
+        guard let current = inFlight, current.request.id == id else { return [] }
+        // Its deadline passed, cancelled or not: the device is not answering.
         if connectionIsSuspect { return close(error) }
+        guard !current.abandoned else { return [] }
         inFlight?.abandoned = true
-        return [.fail(id: id, error)]
+        return [.abandoned(id: id, error)]
     }
 
     /// The connection closed (or failed): every request fails with `error`.

@@ -24,7 +24,7 @@ public struct TuyaMessage: Hashable, Sendable {
 ///
 /// `key` is the local key, and on 3.4/3.5 the session key once negotiated (``TuyaHandshake``).
 /// `sender` is who *this* side is: a device writes a return code in every frame, an app reads one.
-public struct TuyaCodec: Sendable {
+public struct TuyaCodec: Sendable, CustomStringConvertible, CustomReflectable {
     public enum Side: Sendable, Hashable {
         case app
         case device
@@ -42,6 +42,10 @@ public struct TuyaCodec: Sendable {
         self.sender = sender
         self.maximumFrameLength = maximumFrameLength
     }
+
+    /// The key stays out of descriptions and mirrors.
+    public var description: String { "TuyaCodec(\(version), \(sender), key: <redacted>)" }
+    public var customMirror: Mirror { Mirror(self, children: ["version": version, "sender": sender, "key": "<redacted>"]) }
 
     var integrity: TuyaFrame.Integrity {
         switch version {

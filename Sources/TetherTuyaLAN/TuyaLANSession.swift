@@ -53,9 +53,10 @@ public final class TuyaLANSession: Sendable {
     }
 
     /// Connects and, on 3.4/3.5, negotiates the session key. Throws
-    /// `TetherError.Code.connectionFailed` (unreachable, or no answer within `connectTimeout`),
-    /// `TetherError.Code.sessionNegotiationFailed` (most often a wrong local key), or
-    /// `TetherError.Code.connectionClosed` (the device serves another client).
+    /// `TetherError.Code.connectionFailed` (unreachable, or no TCP connection within
+    /// `connectTimeout`), `TetherError.Code.sessionNegotiationFailed` (the device closed the
+    /// connection or did not answer during the negotiation: most often a wrong local key, or a
+    /// device busy with another client), or `TetherError.Code.cancelled`.
     public static func connect(
         to address: TuyaDeviceAddress, configuration: Configuration = .init(), group: (any EventLoopGroup)? = nil
     ) async throws(TetherError) -> TuyaLANSession {
@@ -67,18 +68,18 @@ public final class TuyaLANSession: Sendable {
         let established = loop.makePromise(of: Void.self)
         let channel: any Channel
         do {
+            // The handler joins the channel that connected, not in the initializer: a host with
+            // several addresses makes one channel per attempt, and the losers must not touch the
+            // winner's promise and streams.
             channel = try await ClientBootstrap(group: loop)
                 .connectTimeout(TimeAmount(configuration.connectTimeout))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            TuyaClientHandler(
-                                codec: codec, machine: machine, established: established, reports: reportContinuation, problems: problemContinuation))
-                    }
-                }
                 .connect(host: address.host, port: address.port)
                 .get()
+            try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.addHandler(
+                    TuyaClientHandler(codec: codec, machine: machine, established: established, reports: reportContinuation, problems: problemContinuation))
+            }.get()
         } catch {
             established.fail(TetherError(.connectionFailed, "not connected"))
             reportContinuation.finish()
@@ -90,7 +91,11 @@ public final class TuyaLANSession: Sendable {
         }
         defer { deadline.cancel() }
         do {
-            try await established.futureResult.get()
+            try await withTaskCancellationHandler {
+                try await established.futureResult.get()
+            } onCancel: {
+                established.fail(TetherError(.cancelled, "cancelled while connecting"))
+            }
         } catch {
             try? await channel.close()
             throw Self.tetherError(error, or: TetherError(.sessionNegotiationFailed, "the session was not established: \(error)"))

@@ -160,7 +160,7 @@ struct Simulate: AsyncParsableCommand {
                 throw ValidationError(problem)
             }
             if let problem = problemWithSeconds(darkFor, option: "--dark-for", maximum: 3600, allowZero: false) { throw ValidationError(problem) }
-            if let goDarkAfter, goDarkAfter < 0 { throw ValidationError("--go-dark-after is 0 or more") }
+            if let goDarkAfter, goDarkAfter < 1 { throw ValidationError("--go-dark-after is 1 or more") }
         }
         guard count >= 1, count <= (lan ? 250 : 20_000) else { throw ValidationError("--count must be between 1 and \(lan ? 250 : 20_000)") }
         guard lan || cloud != nil else { throw ValidationError("--no-lan needs --cloud") }

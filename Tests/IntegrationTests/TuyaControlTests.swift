@@ -1,4 +1,6 @@
 import Logging
+import NIOCore
+import NIOPosix
 import Testing
 import Tether
 import TetherAgent
@@ -25,10 +27,13 @@ struct TuyaControlTests {
         _ body: (TuyaDeviceServer, Int) async throws -> T
     ) async throws -> T {
         let model = try Fixtures.petHouse()
-        let device = try device ?? VirtualDevice(model: model, identity: DeviceIdentity(did: id, mac: [2, 0, 0, 0, 0, 9], passcode: "ABCDEFGHIJ", productKey: model.productKey))
+        let device =
+            try device
+            ?? VirtualDevice(model: model, identity: DeviceIdentity(did: id, mac: [2, 0, 0, 0, 0, 9], passcode: "ABCDEFGHIJ", productKey: model.productKey))
         let configuration = try TuyaDeviceConfiguration(
             host: "127.0.0.1", port: port, deviceID: id, localKey: Array(key.utf8), version: version,
-            announcementTarget: .some(announceTo.map { ("127.0.0.1", $0) }), announcementInterval: .milliseconds(200), productKey: "keydeadbeef12345", probePort: nil)
+            announcementTarget: .some(announceTo.map { ("127.0.0.1", $0) }), announcementInterval: .milliseconds(200), productKey: "keydeadbeef12345",
+            probePort: nil)
         var withFaults = configuration
         withFaults.faults = faults
         let server = TuyaDeviceServer(device: device, configuration: withFaults, logger: Logger(label: "test.tuya"))
@@ -191,6 +196,41 @@ struct TuyaControlTests {
                 #expect(client.devices.count == 1)
             }
         }
+    }
+
+    @Test("what the app says wins over announcements; a forged announcement cannot change a version the app gave")
+    func appWins() async throws {
+        let model = try Fixtures.petHouse()
+        let udp = Int.random(in: 40_000..<50_000)
+        try await Self.withTuyaDevice(.v35, announceTo: udp) { server, port in
+            var configuration = Self.configuration(model)
+            configuration.products = []
+            configuration.tuya.listensForAnnouncements = true
+            configuration.tuya.announcementHost = "127.0.0.1"
+            configuration.tuya.announcementPorts = [udp]
+            configuration.tuya.tcpPort = port
+            try await withTetherClient(configuration: configuration) { client in
+                let heard = try #require(await next(client.deviceListUpdates()) { !$0.isEmpty }?.first)
+                #expect(heard.tuyaVersion == .v35 && heard.model == nil)
+                let device = try client.tuyaDevice(host: "127.0.0.1", port: port, id: Self.id, localKey: TuyaLocalKey(Self.key), version: .v35, model: model)
+                #expect(device === heard && device.model?.productKey == model.productKey)
+                // Someone on the LAN announces the device as 3.1 at another address.
+                let forged = try TuyaDiscovery.datagram(
+                    TuyaAnnouncement(ip: "127.0.0.9", deviceID: Self.id, productKey: "keydeadbeef12345", version: "3.1"), version: .v33)
+                try await Self.sendUDP(forged, to: udp)
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(device.tuyaVersion == .v35 && device.lanEndpoint == LANEndpoint(host: "127.0.0.1", port: port))
+                try await device.subscribe()
+                try await device.write(["LED_OnOff": true])
+                #expect(server.device.status.allValues["LED_OnOff"] == .bool(true))
+            }
+        }
+    }
+
+    static func sendUDP(_ bytes: [UInt8], to port: Int) async throws {
+        let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        try await channel.writeAndFlush(AddressedEnvelope(remoteAddress: try SocketAddress(ipAddress: "127.0.0.1", port: port), data: ByteBuffer(bytes: bytes)))
+        try await channel.close()
     }
 
     @Test("a Tuya local key is never shown")

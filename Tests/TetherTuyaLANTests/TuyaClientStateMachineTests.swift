@@ -75,7 +75,7 @@ struct TuyaClientStateMachineTests {
         #expect(machine.request(.init(id: 2, command: .queryNew, payload: [])).first.map { if case .fail(2, _) = $0 { true } else { false } } == true)
     }
 
-    @Test("an unanswered request closes the connection; a cancelled one only drops its answer")
+    @Test("an unanswered request closes the connection; a cancelled one fails at once but keeps its place and deadline")
     func deadlines() {
         var machine = Machine(version: .v33, localKey: Self.key)
         _ = machine.connected()
@@ -84,16 +84,29 @@ struct TuyaClientStateMachineTests {
         let cancelled = TetherError(.cancelled, "cancelled")
         // The queued one leaves the queue.
         #expect(machine.abandon(2, error: cancelled, connectionIsSuspect: false) == [.fail(id: 2, cancelled)])
-        // The one on the wire fails now; its answer, when it comes, goes nowhere.
-        #expect(machine.abandon(1, error: cancelled, connectionIsSuspect: false) == [.fail(id: 1, cancelled)])
+        // The one on the wire fails for its caller, and stays until the device answers it.
+        #expect(machine.abandon(1, error: cancelled, connectionIsSuspect: false) == [.abandoned(id: 1, cancelled)])
+        #expect(machine.abandon(1, error: cancelled, connectionIsSuspect: false).isEmpty)
         _ = machine.request(.init(id: 3, command: .query, payload: []))
         let late = Self.status(["1": true], command: .query)
         let afterLate = machine.received(late)
-        #expect(!afterLate.contains(.answer(id: 1, late)))
+        #expect(afterLate.first == .answer(id: 1, late), "its answer ends its deadline")
         #expect(Self.writes(afterLate).map(\.command) == [.query])
         let timeout = TetherError(.timeout, "no answer")
         #expect(machine.abandon(3, error: timeout, connectionIsSuspect: true) == [.fail(id: 3, timeout), .close(timeout)])
         #expect(!machine.isOpen)
+    }
+
+    @Test("a cancelled request the device never answers: its deadline still closes the connection")
+    func abandonedThenSilent() {
+        var machine = Machine(version: .v33, localKey: Self.key)
+        _ = machine.connected()
+        _ = machine.request(.init(id: 1, command: .query, payload: []))
+        _ = machine.request(.init(id: 2, command: .control, payload: []))
+        let cancelled = TetherError(.cancelled, "cancelled")
+        #expect(machine.abandon(1, error: cancelled, connectionIsSuspect: false) == [.abandoned(id: 1, cancelled)])
+        let timeout = TetherError(.timeout, "no answer")
+        #expect(machine.abandon(1, error: timeout, connectionIsSuspect: true) == [.fail(id: 2, timeout), .close(timeout)])
     }
 
     @Test("heartbeats and empty acknowledgements are not reports; unreadable pushes are named, the connection goes on")
