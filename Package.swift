@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "TetherCore", targets: ["TetherCore"]),
         .library(name: "TetherGizwitsLAN", targets: ["TetherGizwitsLAN"]),
         .library(name: "TetherTuyaLAN", targets: ["TetherTuyaLAN"]),
+        .library(name: "TetherProvisioning", targets: ["TetherProvisioning"]),
         .library(name: "TetherAgent", targets: ["TetherAgent"]),
         .library(name: "TetherMQTT", targets: ["TetherMQTT"]),
         .library(name: "TetherAlink", targets: ["TetherAlink"]),
@@ -60,6 +61,16 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // Wi-Fi onboarding as values: the smart-config encoders and decoders (ESP-Touch v1/v2, AirKiss).
+        .target(
+            name: "TetherProvisioning",
+            dependencies: [
+                "TetherCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                // AES-CBC: ESP-Touch v2's encryption.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         // The client side of the WebSocket upgrade, shared by TetherMQTT and TetherCloudClient.
@@ -206,6 +217,7 @@ let package = Package(
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
+        .testTarget(name: "TetherProvisioningTests", dependencies: ["TetherProvisioning", "TetherTestSupport", "TetherCore"]),
         .testTarget(name: "TetherCloudProtocolTests", dependencies: ["TetherCloudProtocol", "TetherCore"]),
         .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherCloudClient", "TetherCloudProtocol", "TetherCore"]),
         .testTarget(
