@@ -189,7 +189,7 @@ let package = Package(
         .target(
             name: "TetherTestSupport",
             dependencies: [
-                "TetherCore", "TetherGizwitsLAN", "TetherAgent", "TetherMQTT", "TetherAlink", "TetherTuyaLAN",
+                "TetherCore", "TetherGizwitsLAN", "TetherAgent", "TetherMQTT", "TetherAlink", "TetherTuyaLAN", "TetherProvisioning",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -7,11 +7,11 @@ import TetherTestSupport
 enum FuzzHarness {
     static let targets: [String: @Sendable ([UInt8]) -> String?] = [
         "gizwits-lan": FuzzTargets.gizwitsLAN, "mqtt": FuzzTargets.mqtt, "alink": FuzzTargets.alink,
-        "lan-grant": FuzzTargets.lanGrant, "tuya": FuzzTargets.tuya,
+        "lan-grant": FuzzTargets.lanGrant, "tuya": FuzzTargets.tuya, "smart-config": FuzzTargets.smartConfig,
     ]
     static let seeds: [String: [[UInt8]]] = [
         "gizwits-lan": FuzzTargets.seeds, "mqtt": FuzzTargets.mqttSeeds, "alink": FuzzTargets.alinkSeeds,
-        "lan-grant": FuzzTargets.lanGrantSeeds, "tuya": FuzzTargets.tuyaSeeds,
+        "lan-grant": FuzzTargets.lanGrantSeeds, "tuya": FuzzTargets.tuyaSeeds, "smart-config": FuzzTargets.smartConfigSeeds,
     ]
 }
 

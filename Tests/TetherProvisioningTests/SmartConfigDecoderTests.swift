@@ -106,4 +106,13 @@ struct SmartConfigDecoderTests {
         }
         #expect(decoded <= 3)
     }
+
+    @Test("the fuzz target from the encoders' output, mutated (bounded)")
+    func mutated() {
+        for seed in [UInt64(1), 2] {
+            if let failure = FuzzTargets.run(iterations: 800, seed: seed, seeds: FuzzTargets.smartConfigSeeds, target: FuzzTargets.smartConfig) {
+                Issue.record("\(failure)")
+            }
+        }
+    }
 }
