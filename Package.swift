@@ -136,6 +136,7 @@ let package = Package(
                 "TetherCore",
                 "TetherGizwitsLAN",
                 "TetherTuyaLAN",
+                "TetherProvisioning",
                 "TetherCloudClient",
                 "TetherCloudProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -3,4 +3,5 @@
 @_exported public import TetherCore
 @_exported public import TetherGizwitsLAN
 @_exported public import TetherTuyaLAN
+@_exported public import TetherProvisioning
 @_exported public import TetherCloudClient

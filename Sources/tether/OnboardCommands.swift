@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import Tether
+import TetherCLISupport
+
+/// `tether onboard …`: putting a new device on the user's Wi-Fi.
+struct OnboardCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "onboard", abstract: "Put a new device on a Wi-Fi network.", subcommands: [AirLink.self])
+
+    /// `tether onboard airlink`: the smart-config encodings (ESP-Touch v1/v2, AirKiss).
+    struct AirLink: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "airlink",
+            abstract: "Smart config: the UDP datagram lengths that carry the network's SSID and password to a device listening on the air.",
+            discussion: """
+                With --dry-run, prints what the phone would send, with the keys of airlink-vectors.json: guide and \\
+                datum (esptouch-v1), packets (esptouch-v2), lengths (airkiss).
+                """)
+
+        enum Encoding: String, ExpressibleByArgument, CaseIterable {
+            case esptouchV1 = "esptouch-v1"
+            case esptouchV2 = "esptouch-v2"
+            case airkiss
+        }
+
+        @Option(help: "esptouch-v1, esptouch-v2 or airkiss.") var encoding: Encoding
+        @Option(name: .customLong("ssid-hex"), help: "The SSID's bytes in hex (any encoding).") var ssidHex: String
+        @Option(name: .customLong("password-hex"), help: "The password's bytes in hex (empty for an open network).") var passwordHex = ""
+        @Option(help: "The access point's BSSID, aa:bb:cc:dd:ee:ff.") var bssid = "00:00:00:00:00:00"
+        @Option(help: "ESP-Touch v1: the phone's IPv4 address, where the device answers.") var ip = "0.0.0.0"
+        @Flag(name: .customLong("ssid-visible"), help: "ESP-Touch v1: leave the SSID out, as old encoders did for visible networks.")
+        var ssidVisible = false
+        @Option(name: .customLong("reserved-hex"), help: "ESP-Touch v2: custom data for the device, in hex.") var reservedHex = ""
+        @Option(name: .customLong("aes-key"), help: "ESP-Touch v2: a 16-character key: password and custom data travel encrypted.")
+        var aesKey: String?
+        @Option(name: .customLong("port-index"), help: "ESP-Touch v2: which app port (0-3: 18266, 28266, 38266, 48266).") var portIndex = 0
+        @Option(help: "AirKiss: the random byte (0-126) the device echoes; default random.") var random: Int?
+        @Flag(name: .customLong("dry-run"), help: "Print the lengths instead of sending them.") var dryRun = false
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            guard [UInt8](tetherHex: ssidHex) != nil, [UInt8](tetherHex: passwordHex) != nil, [UInt8](tetherHex: reservedHex) != nil else {
+                throw ValidationError("--ssid-hex, --password-hex and --reserved-hex take hex bytes")
+            }
+            guard MACAddress.bytes(bssid)?.count == 6 else { throw ValidationError("--bssid takes aa:bb:cc:dd:ee:ff") }
+            guard Self.ipv4(ip) != nil else { throw ValidationError("--ip takes an IPv4 address") }
+            if let random, !(0...126).contains(random) { throw ValidationError("--random is 0 to 126") }
+            guard (0...3).contains(portIndex) else { throw ValidationError("--port-index is 0 to 3") }
+            if let aesKey, aesKey.utf8.count != 16 { throw ValidationError("--aes-key is 16 characters") }
+            guard dryRun else { throw ValidationError("sending needs a device on the air: only --dry-run is available so far") }
+        }
+
+        static func ipv4(_ text: String) -> [UInt8]? {
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false).map { UInt8($0) }
+            guard parts.count == 4, parts.allSatisfy({ $0 != nil }) else { return nil }
+            return parts.map { $0! }
+        }
+
+        func run() async throws {
+            let credentials = try SmartConfigCredentials(
+                ssid: [UInt8](tetherHex: ssidHex)!, password: [UInt8](tetherHex: passwordHex)!, bssid: MACAddress.bytes(bssid)!)
+            var output = JSONObject()
+            switch encoding {
+            case .esptouchV1:
+                let hidden = !ssidVisible
+                let phoneIP = Self.ipv4(ip)!
+                output["guide"] = .array(ESPTouchV1.guide.map { .int(Int64($0)) })
+                output["datum"] = .array(try ESPTouchV1.datum(credentials, phoneIP: phoneIP, hidden: hidden).map { .int(Int64($0)) })
+                output["data_hex"] = .string(try ESPTouchV1.dataBytes(credentials, phoneIP: phoneIP, hidden: hidden).tetherHex)
+            case .esptouchV2:
+                let options = ESPTouchV2.Options(reserved: [UInt8](tetherHex: reservedHex)!, aesKey: aesKey.map { Array($0.utf8) }, portMark: portIndex)
+                output["head_hex"] = .string(try ESPTouchV2.head(credentials, options: options).tetherHex)
+                output["packets"] = .array(try ESPTouchV2.packets(credentials, options: options).map { .int(Int64($0)) })
+            case .airkiss:
+                let random = UInt8(random ?? Int.random(in: 0...126))
+                output["random"] = .int(Int64(random))
+                output["magic"] = .array(AirKiss.magicCode(credentials).map { .int(Int64($0)) })
+                output["prefix"] = .array(AirKiss.prefixCode(credentials).map { .int(Int64($0)) })
+                output["lengths"] = .array(try AirKiss.lengths(credentials, random: random).map { .int(Int64($0)) })
+            }
+            if json {
+                printJSON(.object(output))
+            } else {
+                for key in output.keys { printLine("\(key): \((output[key] ?? .null).serialized())") }
+            }
+        }
+    }
+}
