@@ -150,6 +150,7 @@ let package = Package(
                 "TetherCore",
                 "TetherGizwitsLAN",
                 "TetherTuyaLAN",
+                "TetherProvisioning",
                 "TetherAlink",
                 "TetherMQTT",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -133,11 +133,12 @@ public final class VirtualDevice: Sendable {
         _ = observers.withLock { $0.all.removeValue(forKey: id) }
     }
 
-    /// Records Wi-Fi credentials from SoftAP onboarding and leaves onboarding mode. Returns false
-    /// when the device was not onboarding or the credentials are too long (GAgent limits: 32/32).
-    func configureWiFi(ssid: String, key: String) -> Bool {
+    /// Records Wi-Fi credentials from onboarding and leaves onboarding mode. Returns false when
+    /// the device was not onboarding or the credentials are too long (GAgent's SoftAP limits:
+    /// 32/32; smart config carries passwords up to 64 bytes).
+    func configureWiFi(ssid: String, key: String, maximumKeyLength: Int = 32) -> Bool {
         let accepted = state.withLock { state -> Bool in
-            guard state.onboarding, ssid.utf8.count <= 32, key.utf8.count <= 32, !ssid.isEmpty else { return false }
+            guard state.onboarding, ssid.utf8.count <= 32, key.utf8.count <= maximumKeyLength, !ssid.isEmpty else { return false }
             state.wifi = (ssid, key)
             state.onboarding = false
             return true

@@ -49,6 +49,20 @@ struct Simulate: AsyncParsableCommand {
     @Flag(name: .long, help: "Start in SoftAP onboarding mode, waiting for Wi-Fi credentials (0x0001).")
     var softap = false
 
+    @Option(name: .long, help: "Wait for Wi-Fi credentials over: airlink (smart config: ESP-Touch v1, v2 and AirKiss, decoded from datagram lengths).")
+    var provisioning: ProvisioningMode?
+
+    @Option(name: .customLong("airlink-port"), help: "With --provisioning airlink: the UDP port the phone's datagrams arrive on (0 lets the system choose).")
+    var airlinkPort = 7001
+
+    @Option(
+        name: .customLong("airlink-ack-port"),
+        help: "With --provisioning airlink: the port the answer goes to (default: the encoding's: 18266, the v2 app port, 10000).")
+    var airlinkAckPort: Int?
+
+    @Option(name: .customLong("airlink-key"), help: "With --provisioning airlink: the device's 16-character ESP-Touch v2 AES key.")
+    var airlinkKey: String?
+
     @Option(name: .long, help: "Number of devices.")
     var count = 1
 
@@ -164,6 +178,12 @@ struct Simulate: AsyncParsableCommand {
         }
         guard count >= 1, count <= (lan ? 250 : 20_000) else { throw ValidationError("--count must be between 1 and \(lan ? 250 : 20_000)") }
         guard lan || cloud != nil else { throw ValidationError("--no-lan needs --cloud") }
+        if provisioning != nil {
+            guard count == 1 else { throw ValidationError("--provisioning runs one device") }
+            guard (0...65535).contains(airlinkPort) else { throw ValidationError("--airlink-port is 0 to 65535") }
+            if let airlinkAckPort, !(1...65535).contains(airlinkAckPort) { throw ValidationError("--airlink-ack-port is 1 to 65535") }
+            if let airlinkKey, airlinkKey.utf8.count != 16 { throw ValidationError("--airlink-key is 16 characters") }
+        }
         if let cloud, parseHostPort(cloud) == nil { throw ValidationError("--cloud takes HOST:PORT") }
         if (cloud == nil) != (credentials == nil) { throw ValidationError("--cloud and --credentials go together") }
         guard (30...1200).contains(keepAlive) else { throw ValidationError("--keep-alive is 30 to 1200 seconds") }
@@ -202,7 +222,7 @@ struct Simulate: AsyncParsableCommand {
                 identity.productKey = cloudIdentities[index].device.productKey
             }
             let trust = LANGrantTrust(passcodeLogins: lanPasscode.policy, keyFile: stateDirectory.map { "\($0)/\(identity.did).lan-keys" })
-            let device = try VirtualDevice(model: model, identity: identity, bindable: bindable, onboarding: softap, lanGrants: trust)
+            let device = try VirtualDevice(model: model, identity: identity, bindable: bindable, onboarding: softap || provisioning != nil, lanGrants: trust)
             devices.append(device)
             if lan, `protocol` == .tuya {
                 let host = count == 1 ? bind : IPv4.parse(bind)!.adding(index).description
@@ -244,8 +264,28 @@ struct Simulate: AsyncParsableCommand {
         let quiet = count > 50
         let serverLogger = logger
         let printedKey = localKey == nil && ProcessInfo.processInfo.environment["TETHER_TUYA_LOCAL_KEY"] == nil
+        let smartConfig = provisioning.map { _ in
+            SmartConfigListener(
+                device: devices[0],
+                configuration: SmartConfigListenerConfiguration(
+                    host: bind, port: airlinkPort, acknowledgementPort: airlinkAckPort, espTouchV2Key: airlinkKey.map { Array($0.utf8) }),
+                logger: logger)
+        }
         try await runUntilTerminated { [devices, servers, links, tuyaServers] in
             try await withThrowingTaskGroup(of: Void.self) { group in
+                if let smartConfig {
+                    group.addTask {
+                        try await smartConfig.run()
+                        // Configured: the device goes on serving until the agent stops.
+                        try await Task.sleep(for: .seconds(365 * 86_400))
+                    }
+                    let port = try await smartConfig.port()
+                    if json {
+                        printJSON(["provisioning": "airlink", "host": .string(bind), "port": .int(Int64(port))])
+                    } else {
+                        printLine("smart config: UDP \(bind):\(port)")
+                    }
+                }
                 for (index, device) in devices.enumerated() {
                     if let link = links[index] { group.addTask { await link.run() } }
                     if !quiet { group.addTask { await Self.report(device, index: index + 1) } }
@@ -387,6 +427,11 @@ struct IPv4: CustomStringConvertible {
     var description: String {
         [24, 16, 8, 0].map { String((value >> UInt32($0)) & 0xFF) }.joined(separator: ".")
     }
+}
+
+/// `--provisioning`.
+enum ProvisioningMode: String, ExpressibleByArgument, CaseIterable {
+    case airlink
 }
 
 /// `--protocol`.

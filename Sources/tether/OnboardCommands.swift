@@ -37,6 +37,12 @@ struct OnboardCommand: AsyncParsableCommand {
         @Option(name: .customLong("port-index"), help: "ESP-Touch v2: which app port (0-3: 18266, 28266, 38266, 48266).") var portIndex = 0
         @Option(help: "AirKiss: the random byte (0-126) the device echoes; default random.") var random: Int?
         @Flag(name: .customLong("dry-run"), help: "Print the lengths instead of sending them.") var dryRun = false
+        @Option(help: "Where the datagrams go, HOST:PORT (default: 255.255.255.255 at the encoding's port).") var target: String?
+        @Option(help: "The local address to send from and listen on.") var listen = "0.0.0.0"
+        @Option(name: .customLong("ack-port"), help: "Where the device's answer arrives (default: the encoding's).") var ackPort: Int?
+        @Option(name: .customLong("interval-ms"), help: "Milliseconds between datagrams (default: the vendors' apps' pace).") var intervalMilliseconds: Double?
+        @Option(help: "Seconds to keep sending before giving up.") var timeout: Double = 60
+        @Option(help: "Write the attempt's flight recorder (JSON, without secrets) to this file.") var trace: String?
         @Flag(help: "Print JSON.") var json = false
 
         func validate() throws {
@@ -48,7 +54,10 @@ struct OnboardCommand: AsyncParsableCommand {
             if let random, !(0...126).contains(random) { throw ValidationError("--random is 0 to 126") }
             guard (0...3).contains(portIndex) else { throw ValidationError("--port-index is 0 to 3") }
             if let aesKey, aesKey.utf8.count != 16 { throw ValidationError("--aes-key is 16 characters") }
-            guard dryRun else { throw ValidationError("sending needs a device on the air: only --dry-run is available so far") }
+            if let target, parseHostPort(target) == nil { throw ValidationError("--target takes HOST:PORT") }
+            if let ackPort, !(1...65535).contains(ackPort) { throw ValidationError("--ack-port is 1 to 65535") }
+            if let problem = problemWithSeconds(timeout, option: "--timeout", maximum: 600, allowZero: false) { throw ValidationError(problem) }
+            if let intervalMilliseconds, !(0...1000).contains(intervalMilliseconds) { throw ValidationError("--interval-ms is 0 to 1000") }
         }
 
         static func ipv4(_ text: String) -> [UInt8]? {
@@ -60,6 +69,7 @@ struct OnboardCommand: AsyncParsableCommand {
         func run() async throws {
             let credentials = try SmartConfigCredentials(
                 ssid: [UInt8](tetherHex: ssidHex)!, password: [UInt8](tetherHex: passwordHex)!, bssid: MACAddress.bytes(bssid)!)
+            guard dryRun else { return try await send(credentials) }
             var output = JSONObject()
             switch encoding {
             case .esptouchV1:
@@ -84,6 +94,56 @@ struct OnboardCommand: AsyncParsableCommand {
             } else {
                 for key in output.keys { printLine("\(key): \((output[key] ?? .null).serialized())") }
             }
+        }
+
+        private func send(_ credentials: SmartConfigCredentials) async throws {
+            let encoding: SmartConfigEncoding =
+                switch self.encoding {
+                case .esptouchV1: .espTouchV1
+                case .esptouchV2: .espTouchV2
+                case .airkiss: .airKiss
+                }
+            let endpoint = target.flatMap(parseHostPort).map { LANEndpoint(host: $0.host, port: $0.port) }
+            let options = SmartConfigOptions(
+                encoding: encoding, target: endpoint, phoneIP: Self.ipv4(ip)!, listenHost: listen, acknowledgementPort: ackPort, ssidVisible: ssidVisible,
+                espTouchV2: ESPTouchV2.Options(reserved: [UInt8](tetherHex: reservedHex)!, aesKey: aesKey.map { Array($0.utf8) }, portMark: portIndex),
+                airKissRandom: random.map { UInt8($0) }, interval: intervalMilliseconds.map { .microseconds(Int64($0 * 1000)) },
+                timeout: .milliseconds(Int64(timeout * 1000)))
+            let json = self.json
+            let outcome: Result<SmartConfigResult, OnboardingFailure>
+            do throws(OnboardingFailure) {
+                outcome = .success(
+                    try await SmartConfig.run(credentials, options: options) { step in
+                        if !json { printLine("… \(step.rawValue)") }
+                    })
+            } catch {
+                outcome = .failure(error)
+            }
+            switch outcome {
+            case .success(let result):
+                try writeTrace(result.trace)
+                if json {
+                    printJSON(["state": "acknowledged", "ip": .string(result.ip), "mac": result.mac.map(JSONValue.string) ?? .null])
+                } else {
+                    printLine("device acknowledged: \(result.ip)\(result.mac.map { " (\($0))" } ?? "")")
+                }
+            case .failure(let failure):
+                try writeTrace(failure.trace)
+                if json {
+                    printJSON([
+                        "state": "failed", "step": .string(failure.step.rawValue), "code": .string(failure.error.code.name),
+                        "message": .string(failure.error.message),
+                    ])
+                } else {
+                    printError("\(failure)")
+                }
+                throw ExitCode(1)
+            }
+        }
+
+        private func writeTrace(_ trace: OnboardingTrace) throws {
+            guard let path = self.trace else { return }
+            try Data(trace.json.serializedBytes()).write(to: URL(fileURLWithPath: path))
         }
     }
 }

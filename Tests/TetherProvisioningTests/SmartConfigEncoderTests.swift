@@ -77,3 +77,22 @@ struct SmartConfigEncoderTests {
         #expect(!"\(credentials)".contains("secret"))
     }
 }
+
+extension SmartConfigEncoderTests {
+    @Test("acknowledgements: built by the device, read by the phone; a foreign one is not taken")
+    func acknowledgements() {
+        let mac: [UInt8] = [0xac, 0xcf, 0x23, 0x50, 0xd4, 0x46]
+        let v1 = SmartConfigAcknowledgement.espTouchV1(ssidLength: 6, passwordLength: 10, mac: mac, ip: [192, 168, 4, 9])
+        #expect(v1 == [25] + mac + [192, 168, 4, 9])
+        #expect(SmartConfigAcknowledgement.readESPTouchV1(v1, ssidLength: 6, passwordLength: 10)?.ip == [192, 168, 4, 9])
+        #expect(SmartConfigAcknowledgement.readESPTouchV1(v1, ssidLength: 7, passwordLength: 10) == nil)
+        #expect(SmartConfigAcknowledgement.readESPTouchV1(Array(v1.prefix(10)), ssidLength: 6, passwordLength: 10) == nil)
+        #expect(SmartConfigAcknowledgement.readESPTouchV2(SmartConfigAcknowledgement.espTouchV2(mac: mac)) == mac)
+        #expect(SmartConfigAcknowledgement.readESPTouchV2([1, 2, 3]) == nil)
+        var counter = SmartConfigAcknowledgement.AirKissCounter(random: 42)
+        let early = [counter.add([42, 42, 1]), counter.add([7]), counter.add([42, 42, 42])]
+        #expect(early == [false, false, false])
+        let heard = counter.add(SmartConfigAcknowledgement.airKiss(random: 42))
+        #expect(heard && counter.seen == 6)
+    }
+}

@@ -1,0 +1,65 @@
+import Logging
+import Synchronization
+import Testing
+import Tether
+import TetherAgent
+import TetherTestSupport
+
+/// Smart config end to end on loopback: the SDK sends the credentials as datagram lengths, the
+/// agent's device rebuilds them from the lengths it receives, takes the network and answers as
+/// that encoding's devices do, and the SDK reports the device.
+@Suite("Smart config: SDK ↔ agent on loopback", .timeLimit(.minutes(1)))
+struct SmartConfigTests {
+    static func device() throws -> VirtualDevice {
+        let model = try Fixtures.petHouse()
+        let identity = DeviceIdentity(
+            did: "gKufzxZwYeyd3Skbsb6mza", mac: [0xac, 0xcf, 0x23, 0x50, 0xd4, 0x46], passcode: "ABCDEFGHIJ", productKey: model.productKey)
+        return try VirtualDevice(model: model, identity: identity, onboarding: true)
+    }
+
+    @Test("every encoding: the device takes the network and the SDK hears its answer", arguments: SmartConfigEncoding.allCases)
+    func onboards(encoding: SmartConfigEncoding) async throws {
+        let device = try Self.device()
+        let answerPort = Int.random(in: 40_000..<50_000)
+        let key = Array("1234567890123456".utf8)
+        let listener = SmartConfigListener(
+            device: device,
+            configuration: SmartConfigListenerConfiguration(host: "127.0.0.1", port: 0, acknowledgementPort: answerPort, espTouchV2Key: key),
+            logger: Logger(label: "test.smartconfig"))
+        let listening = Task { try await listener.run() }
+        defer { listening.cancel() }
+        let port = try await listener.port()
+        let credentials = try SmartConfigCredentials(ssid: "HomeNet-5", password: "correct horse battery", bssid: [1, 2, 3, 4, 5, 6])
+        let steps = StepLog()
+        let options = SmartConfigOptions(
+            encoding: encoding, target: LANEndpoint(host: "127.0.0.1", port: port), phoneIP: [127, 0, 0, 1], listenHost: "127.0.0.1",
+            acknowledgementPort: answerPort, espTouchV2: ESPTouchV2.Options(aesKey: key), interval: .zero, timeout: .seconds(20))
+        let result = try await SmartConfig.run(credentials, options: options) { steps.append($0) }
+        #expect(device.configuredSSID == "HomeNet-5")
+        #expect(result.ip == "127.0.0.1")
+        #expect(result.mac == (encoding == .airKiss ? nil : "ac:cf:23:50:d4:46"))
+        #expect(steps.all == [.preparing, .sendingCredentials, .deviceAcknowledged])
+        // The flight recorder: what happened, and never the password.
+        let trace = result.trace.json.serialized()
+        #expect(result.trace.outcome == "acknowledged")
+        #expect(trace.contains("sockets_open") && trace.contains("answer_received"))
+        #expect(!trace.contains("correct horse") && !trace.contains("1234567890123456"))
+    }
+
+    @Test("nobody answers: a timeout at the acknowledgement step, with a trace")
+    func timesOut() async throws {
+        let credentials = try SmartConfigCredentials(ssid: "HomeNet", password: "secret-password")
+        let options = SmartConfigOptions(
+            encoding: .espTouchV1, target: LANEndpoint(host: "127.0.0.1", port: 9), phoneIP: [127, 0, 0, 1], listenHost: "127.0.0.1",
+            acknowledgementPort: Int.random(in: 40_000..<50_000), interval: .zero, timeout: .milliseconds(500))
+        let failure = await #expect(throws: OnboardingFailure.self) { try await SmartConfig.run(credentials, options: options) }
+        #expect(failure?.step == .deviceAcknowledged && failure?.error.code == .timeout)
+        #expect(failure?.trace.outcome == "failed" && failure?.trace.json.serialized().contains("secret-password") == false)
+    }
+}
+
+final class StepLog: Sendable {
+    private let steps = Mutex<[OnboardingStep]>([])
+    func append(_ step: OnboardingStep) { steps.withLock { $0.append(step) } }
+    var all: [OnboardingStep] { steps.withLock { $0 } }
+}
