@@ -49,8 +49,27 @@ struct Simulate: AsyncParsableCommand {
     @Flag(name: .long, help: "Start in SoftAP onboarding mode, waiting for Wi-Fi credentials (0x0001).")
     var softap = false
 
-    @Option(name: .long, help: "Wait for Wi-Fi credentials over: airlink (smart config: ESP-Touch v1, v2 and AirKiss, decoded from datagram lengths).")
+    @Option(
+        name: .long,
+        help: "Wait for Wi-Fi credentials over: airlink (smart config: ESP-Touch v1, v2 and AirKiss) or esp-idf (wifi_provisioning over SoftAP HTTP).")
     var provisioning: ProvisioningMode?
+
+    @Option(name: .customLong("prov-port"), help: "With --provisioning esp-idf: the HTTP port (ESP-IDF: 80; 0 lets the system choose).")
+    var provPort = 80
+
+    @Option(name: .customLong("security"), help: "With --provisioning esp-idf: protocomm security 0 or 1 (2 is not implemented yet).")
+    var provSecurity = 1
+
+    @Option(name: .customLong("pop"), help: "With --provisioning esp-idf --security 1: the proof of possession (default: none).")
+    var pop: String?
+
+    @Option(name: .customLong("sec2-username"), help: "With --security 2: the SRP username.") var sec2Username: String?
+    @Option(name: .customLong("sec2-password"), help: "With --security 2: the SRP password.") var sec2Password: String?
+
+    @Option(
+        name: .customLong("wifi-networks"),
+        help: "The simulated router's networks, a JSON list [{\"ssid\": ..., \"password\": ...}] (default: any network joins).")
+    var wifiNetworks: String?
 
     @Option(name: .customLong("airlink-port"), help: "With --provisioning airlink: the UDP port the phone's datagrams arrive on (0 lets the system choose).")
     var airlinkPort = 7001
@@ -183,6 +202,11 @@ struct Simulate: AsyncParsableCommand {
             guard (0...65535).contains(airlinkPort) else { throw ValidationError("--airlink-port is 0 to 65535") }
             if let airlinkAckPort, !(1...65535).contains(airlinkAckPort) { throw ValidationError("--airlink-ack-port is 1 to 65535") }
             if let airlinkKey, airlinkKey.utf8.count != 16 { throw ValidationError("--airlink-key is 16 characters") }
+            guard (0...65535).contains(provPort) else { throw ValidationError("--prov-port is 0 to 65535") }
+            guard (0...2).contains(provSecurity) else { throw ValidationError("--security is 0, 1 or 2") }
+            if provisioning == .espIDF, provSecurity == 2 {
+                throw ValidationError("security 2 (SRP-6a) is not implemented yet: use --security 0 or 1")
+            }
         }
         if let cloud, parseHostPort(cloud) == nil { throw ValidationError("--cloud takes HOST:PORT") }
         if (cloud == nil) != (credentials == nil) { throw ValidationError("--cloud and --credentials go together") }
@@ -264,7 +288,15 @@ struct Simulate: AsyncParsableCommand {
         let quiet = count > 50
         let serverLogger = logger
         let printedKey = localKey == nil && ProcessInfo.processInfo.environment["TETHER_TUYA_LOCAL_KEY"] == nil
-        let smartConfig = provisioning.map { _ in
+        let router = try wifiNetworks.map { try SimulatedRouter(json: Array(try Data(contentsOf: URL(fileURLWithPath: $0)))) } ?? SimulatedRouter()
+        let espServer =
+            provisioning == .espIDF
+            ? ESPProvisioningServer(
+                device: devices[0],
+                configuration: ESPProvisioningConfiguration(
+                    host: bind, port: provPort, security: provSecurity, pop: Array((pop ?? "").utf8), router: router),
+                logger: logger) : nil
+        let smartConfig = provisioning.flatMap { $0 == .airlink ? $0 : nil }.map { _ in
             SmartConfigListener(
                 device: devices[0],
                 configuration: SmartConfigListenerConfiguration(
@@ -273,6 +305,15 @@ struct Simulate: AsyncParsableCommand {
         }
         try await runUntilTerminated { [devices, servers, links, tuyaServers] in
             try await withThrowingTaskGroup(of: Void.self) { group in
+                if let espServer {
+                    group.addTask { try await espServer.run() }
+                    let port = try await espServer.port()
+                    if json {
+                        printJSON(["provisioning": "esp-idf", "host": .string(bind), "port": .int(Int64(port)), "security": .int(Int64(provSecurity))])
+                    } else {
+                        printLine("ESP-IDF provisioning: http://\(bind):\(port) security \(provSecurity)")
+                    }
+                }
                 if let smartConfig {
                     group.addTask {
                         try await smartConfig.run()
@@ -432,6 +473,7 @@ struct IPv4: CustomStringConvertible {
 /// `--provisioning`.
 enum ProvisioningMode: String, ExpressibleByArgument, CaseIterable {
     case airlink
+    case espIDF = "esp-idf"
 }
 
 /// `--protocol`.

@@ -1,0 +1,238 @@
+public import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+public import TetherCore
+import TetherProvisioning
+
+/// How a simulated device offers ESP-IDF provisioning over SoftAP HTTP.
+public struct ESPProvisioningConfiguration: Sendable {
+    public var host: String
+    /// ESP-IDF: port 80 on 192.168.4.1; 0 lets the system choose.
+    public var port: Int
+    /// 0 or 1 (2 is not implemented yet).
+    public var security: Int
+    /// The proof of possession of security 1 (empty: none, capability `no_pop`). A secret.
+    public var pop: [UInt8]
+    public var router: SimulatedRouter
+
+    public init(host: String = "0.0.0.0", port: Int = 80, security: Int = 1, pop: [UInt8] = [], router: SimulatedRouter = SimulatedRouter()) {
+        self.host = host
+        self.port = port
+        self.security = security
+        self.pop = pop
+        self.router = router
+    }
+}
+
+/// The device's side of ESP-IDF `wifi_provisioning` over HTTP (`shared/reference/provisioning.md`
+/// §1–§3): `proto-ver`, the `prov-session` handshake (security 0 or 1, bound to the connection;
+/// `Set-Cookie: session=…` on its first answer), and `prov-config` (set, apply, status), the
+/// network joined through the simulated router. A device that joins leaves onboarding mode.
+public final class ESPProvisioningServer: Sendable {
+    public let device: VirtualDevice
+    public let configuration: ESPProvisioningConfiguration
+    let logger: Logger
+    private let bound = AsyncPromise<Int, TetherError>()
+
+    public init(device: VirtualDevice, configuration: ESPProvisioningConfiguration, logger: Logger = Logger(label: "tether.agent.esp-prov")) {
+        self.device = device
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The TCP port, once listening.
+    public func port() async throws(TetherError) -> Int {
+        try await bound.value(ifCancelled: { TetherError(.cancelled, "stopped waiting for the provisioning socket") })
+    }
+
+    /// Listens until cancelled.
+    public func run() async throws {
+        let server: any Channel
+        do {
+            server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                        try channel.pipeline.syncOperations.addHandler(ESPProvisioningHandler(server: self))
+                    }
+                }
+                .bind(host: configuration.host, port: configuration.port).get()
+        } catch {
+            let failure = TetherError(.bindFailed, "cannot listen on \(configuration.host) TCP \(configuration.port): \(error)")
+            bound.resolve(.failure(failure))
+            throw failure
+        }
+        bound.resolve(.success(server.localAddress?.port ?? configuration.port))
+        await withTaskCancellationHandler {
+            try? await server.closeFuture.get()
+        } onCancel: {
+            server.close(promise: nil)
+        }
+    }
+
+    /// `proto-ver`'s answer.
+    var versionDocument: [UInt8] {
+        var capabilities: [JSONValue] = []
+        if configuration.security == 0 { capabilities.append("no_sec") }
+        if configuration.security == 1, configuration.pop.isEmpty { capabilities.append("no_pop") }
+        let prov: JSONObject = [
+            "ver": "v1.1", "sec_ver": .int(Int64(configuration.security)), "sec_patch_ver": 0, "cap": .array(capabilities),
+        ]
+        return JSONValue.object(["prov": .object(prov)]).serializedBytes()
+    }
+}
+
+/// One client connection: its security session and what it configured.
+final class ESPProvisioningHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private enum Security {
+        case none
+        case zero(established: Bool)
+        case one(ESPSecurity1.Device)
+    }
+
+    private let server: ESPProvisioningServer
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var security = Security.none
+    private var cookieSent = false
+    private var credentials: (ssid: [UInt8], password: [UInt8])?
+    private var wifi = ESPWiFiStatus(state: .disconnected)
+    private static let maximumBody = 16 * 1024
+
+    init(server: ESPProvisioningServer) {
+        self.server = server
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = []
+        case .body(var buffer):
+            guard body.count + buffer.readableBytes <= Self.maximumBody else {
+                respond(context, status: .payloadTooLarge, [])
+                context.close(promise: nil)
+                return
+            }
+            body += buffer.readBytes(length: buffer.readableBytes) ?? []
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let endpoint = String(head.uri.drop(while: { $0 == "/" }))
+            do throws(TetherError) {
+                respond(context, status: .ok, try answer(endpoint, body, method: head.method))
+            } catch {
+                server.logger.notice("provisioning request refused", metadata: ["tether.endpoint": "\(endpoint)", "tether.error": "\(error)"])
+                respond(context, status: error.code == .invalidArgument ? .notFound : .badRequest, Array(error.message.utf8))
+            }
+        }
+    }
+
+    private func answer(_ endpoint: String, _ body: [UInt8], method: HTTPMethod) throws(TetherError) -> [UInt8] {
+        guard method == .POST else { throw TetherError(.invalidArgument, "provisioning endpoints take POST") }
+        switch endpoint {
+        case "proto-ver":
+            return server.versionDocument
+        case "prov-session":
+            return try session(try ESPSessionMessage(decoding: body)).encoded()
+        case "prov-config":
+            let request = try ESPWiFiConfigMessage(decoding: try decrypt(body))
+            return try encrypt(config(request).encoded())
+        default:
+            throw TetherError(.invalidArgument, "no endpoint \(endpoint)")
+        }
+    }
+
+    private func session(_ message: ESPSessionMessage) throws(TetherError) -> ESPSessionMessage {
+        let wanted = server.configuration.security
+        guard message.securityVersion == wanted else {
+            throw TetherError(.sessionNegotiationFailed, "security \(message.securityVersion) asked for; this device speaks \(wanted)")
+        }
+        switch message {
+        case .sec0Command:
+            security = .zero(established: true)
+            return .sec0Response(status: .success)
+        case .sec1Command0:
+            var device = try ESPSecurity1.Device(pop: server.configuration.pop)
+            let answer = try device.respond(to: message)
+            security = .one(device)
+            return answer
+        case .sec1Command1:
+            guard case .one(var device) = security else { throw TetherError(.sessionNegotiationFailed, "Command1 before Command0") }
+            do throws(TetherError) {
+                let answer = try device.respond(to: message)
+                security = .one(device)
+                return answer
+            } catch {
+                security = .none
+                throw error
+            }
+        default:
+            throw TetherError(.sessionNegotiationFailed, "\(message) is not a client's message")
+        }
+    }
+
+    private func decrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
+        switch security {
+        case .zero(true): return bytes
+        case .one(var device) where device.isEstablished:
+            let clear = try device.decrypt(bytes)
+            security = .one(device)
+            return clear
+        default: throw TetherError(.sessionNegotiationFailed, "no provisioning session on this connection")
+        }
+    }
+
+    private func encrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
+        guard case .one(var device) = security else { return bytes }
+        let sealed = try device.encrypt(bytes)
+        security = .one(device)
+        return sealed
+    }
+
+    private func config(_ request: ESPWiFiConfigMessage) -> ESPWiFiConfigMessage {
+        switch request {
+        case .setConfig(let ssid, let passphrase, _, _):
+            guard (1...32).contains(ssid.count), passphrase.count <= 64 else { return .setConfigResponse(status: .invalidArgument) }
+            credentials = (ssid, passphrase)
+            return .setConfigResponse(status: .success)
+        case .applyConfig:
+            guard let credentials else { return .applyConfigResponse(status: .invalidArgument) }
+            let (ssid, password) = (String(decoding: credentials.ssid, as: UTF8.self), String(decoding: credentials.password, as: UTF8.self))
+            switch server.configuration.router.join(ssid: ssid, password: password) {
+            case .joined(let ip):
+                _ = server.device.configureWiFi(ssid: ssid, key: password, maximumKeyLength: 64)
+                wifi = ESPWiFiStatus(state: .connected, ipv4: ip, ssid: credentials.ssid, channel: 6)
+            case .networkNotFound:
+                wifi = ESPWiFiStatus(state: .connectionFailed, failReason: .networkNotFound)
+            case .wrongPassword:
+                wifi = ESPWiFiStatus(state: .connectionFailed, failReason: .authError)
+            }
+            server.logger.info("provisioning: joining", metadata: ["tether.ssid": "\(ssid)", "tether.state": "\(wifi.state)"])
+            return .applyConfigResponse(status: .success)
+        case .getStatus:
+            return .getStatusResponse(wifi)
+        case .getStatusResponse, .setConfigResponse, .applyConfigResponse:
+            return .getStatusResponse(ESPWiFiStatus(status: .invalidArgument, state: wifi.state))
+        }
+    }
+
+    private func respond(_ context: ChannelHandlerContext, status: HTTPResponseStatus, _ bytes: [UInt8]) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/plain")
+        headers.add(name: "Content-Length", value: String(bytes.count))
+        if !cookieSent {
+            // esp-rainmaker-cli copies exactly this spelling into its Cookie header.
+            headers.add(name: "Set-Cookie", value: "session=\(ObjectIdentifier(self).hashValue & 0x7FFF_FFFF)")
+            cookieSent = true
+        }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+}

@@ -1,0 +1,74 @@
+"""The agent's ESP-IDF provisioning (SoftAP HTTP, protocomm) against Espressif's own client: esp_prov's
+code as PyPI esp-rainmaker-cli ships it (prov_util), on 127.0.0.1 (its command lines hard-code
+192.168.4.1). Security 0 and 1 reach "connected"; a wrong proof of possession fails the session; a
+wrong Wi-Fi password and an unknown network report the station's failure."""
+import json
+import os
+import subprocess
+
+import pytest
+from rmaker_tools.rmaker_prov.prov import prov_util
+
+from conftest import BIN
+
+PET_HOUSE = os.path.join(os.path.dirname(__file__), "..", "..", "products", "pet-house.json")
+
+
+class Agent:
+    def __init__(self, tmp_path, security, pop=None):
+        networks = tmp_path / "networks.json"
+        networks.write_text(json.dumps([{"ssid": "HomeNet", "password": "correct horse"}, {"ssid": "Guest", "password": ""}]))
+        extra = ["--pop", pop] if pop is not None else []
+        self.process = subprocess.Popen(
+            [os.path.join(BIN, "tether-agent"), "simulate", "--product", PET_HOUSE, "--bind", "127.0.0.1", "--provisioning", "esp-idf",
+             "--prov-port", "0", "--security", str(security), "--wifi-networks", str(networks), "--udp-port", "0", "--tcp-port", "0",
+             "--interval", "0", "--announce", "none", "--json", *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = json.loads(self.process.stdout.readline())
+        assert line["provisioning"] == "esp-idf" and line["security"] == security
+        self.port = line["port"]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.process.terminate()
+        self.stderr = self.process.communicate(timeout=10)[1]
+
+
+def provision(port, security, ssid, password, pop=None):
+    transport = prov_util.get_transport("softap", f"127.0.0.1:{port}")
+    version = json.loads(prov_util.get_version(transport))
+    assert version["prov"]["ver"] == "v1.1" and version["prov"]["sec_ver"] == security
+    session = prov_util.get_security(security, pop=pop)
+    if not prov_util.establish_session(transport, session):
+        return None
+    assert prov_util.send_wifi_config(transport, session, ssid, password)
+    assert prov_util.apply_wifi_config(transport, session)
+    return prov_util.get_wifi_config(transport, session)
+
+
+@pytest.mark.parametrize("security,pop", [(0, None), (1, "abcd1234"), (1, "")])
+def test_esp_prov_reaches_connected(tmp_path, security, pop):
+    with Agent(tmp_path, security, pop) as agent:
+        assert provision(agent.port, security, "HomeNet", "correct horse", pop) == "connected"
+    assert 'onboarded to Wi-Fi "HomeNet"' in agent.stderr
+
+
+def test_wrong_pop_fails_the_session(tmp_path):
+    with Agent(tmp_path, 1, "abcd1234") as agent:
+        transport = prov_util.get_transport("softap", f"127.0.0.1:{agent.port}")
+        session = prov_util.get_security(1, pop="wrong-pop")
+        try:
+            established = prov_util.establish_session(transport, session)
+        except RuntimeError:
+            established = False
+        assert not established
+    assert "onboarded" not in agent.stderr
+
+
+@pytest.mark.parametrize("ssid,password", [("HomeNet", "wrong horse"), ("NoSuchNet", "whatever")])
+def test_station_failures_are_reported(tmp_path, ssid, password):
+    with Agent(tmp_path, 1, "abcd1234") as agent:
+        assert provision(agent.port, 1, ssid, password, "abcd1234") == "failed"
+    assert "onboarded" not in agent.stderr
