@@ -5,10 +5,16 @@ public import TetherCore
 public enum OnboardingStep: String, Sendable, Hashable, CaseIterable {
     /// Opening the sockets the mode needs.
     case preparing
+    /// Reaching the device (ESP-IDF: its HTTP server on the access point).
+    case connectingToDevice = "connecting_to_device"
+    /// The security handshake (ESP-IDF: `prov-session`).
+    case establishingSession = "establishing_session"
     /// Sending the credentials (smart config: the datagram lengths, over and over).
     case sendingCredentials = "sending_credentials"
     /// The device answered: it has the credentials.
     case deviceAcknowledged = "device_acknowledged"
+    /// The device is joining the network (ESP-IDF: polling `prov-config` status).
+    case joiningNetwork = "joining_network"
 }
 
 /// An onboarding attempt that failed: at which step, and why (a typed error with its code).

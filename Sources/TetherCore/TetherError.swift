@@ -120,6 +120,10 @@ extension ErrorCode where Domain == TetherError {
     /// A Tuya 3.4/3.5 session-key negotiation failed at a named step (the device's proof of the
     /// local key did not match, or its answer was malformed).
     public static var sessionNegotiationFailed: Self { Self(3015, "sessionNegotiationFailed") }
+    /// Onboarding: the device could not find the Wi-Fi network it was given.
+    public static var wifiNetworkNotFound: Self { Self(3016, "wifiNetworkNotFound") }
+    /// Onboarding: the network refused the device's password.
+    public static var wifiAuthenticationFailed: Self { Self(3017, "wifiAuthenticationFailed") }
 
     // 4xxx: the cloud and the user's session
     /// The cloud refused the request; ``TetherError/cloudCode`` says why (the Open API's code).
@@ -139,6 +143,7 @@ extension ErrorCode where Domain == TetherError {
             .connectionFailed, .connectionClosed, .timeout, .notInBindingWindow, .loginFailed,
             .notControllable, .deviceOffline, .unexpectedResponse, .cancelled, .bindFailed,
             .downloadFailed, .digestMismatch, .lanGrantRequired, .lanGrantRefused, .sessionNegotiationFailed,
+            .wifiNetworkNotFound, .wifiAuthenticationFailed,
             .cloudRefused, .notLoggedIn, .unexpectedCloudResponse,
         ]
     }

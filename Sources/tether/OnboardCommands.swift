@@ -6,7 +6,65 @@ import TetherCLISupport
 /// `tether onboard …`: putting a new device on the user's Wi-Fi.
 struct OnboardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "onboard", abstract: "Put a new device on a Wi-Fi network.", subcommands: [AirLink.self])
+        commandName: "onboard", abstract: "Put a new device on a Wi-Fi network.", subcommands: [AirLink.self, ESP.self])
+
+    /// `tether onboard esp`: ESP-IDF provisioning over the device's access point.
+    struct ESP: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "esp", abstract: "ESP-IDF wifi_provisioning over SoftAP HTTP: the handshake, the credentials, and the device's join.")
+
+        @Option(help: "The device's provisioning server, HOST:PORT (on its access point: 192.168.4.1:80).") var device = "192.168.4.1:80"
+        @Option(help: "protocomm security: 0 or 1 (2 is not implemented yet).") var security = 1
+        @Option(help: "Security 1: the proof of possession.") var pop: String?
+        @Option(name: .customLong("sec2-username"), help: "Security 2: the SRP username.") var sec2Username: String?
+        @Option(name: .customLong("sec2-password"), help: "Security 2: the SRP password.") var sec2Password: String?
+        @Option(name: .customLong("wifi-ssid"), help: "The network to join.") var wifiSSID: String
+        @Option(name: .customLong("wifi-password"), help: "Its password (empty for an open network).") var wifiPassword = ""
+        @Option(help: "Seconds the device may take to join.") var timeout: Double = 60
+        @Option(help: "Write the attempt's flight recorder (JSON, without secrets) to this file.") var trace: String?
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            guard parseHostPort(device) != nil else { throw ValidationError("--device takes HOST:PORT") }
+            guard (0...2).contains(security) else { throw ValidationError("--security is 0, 1 or 2") }
+            if security == 2 { throw ValidationError("security 2 (SRP-6a) is not implemented yet: use --security 0 or 1") }
+            if let problem = problemWithSeconds(timeout, option: "--timeout", maximum: 600, allowZero: false) { throw ValidationError(problem) }
+        }
+
+        func run() async throws {
+            let address = parseHostPort(device)!
+            let options = ESPProvisioningOptions(
+                device: LANEndpoint(host: address.host, port: address.port), security: security, pop: pop, joinTimeout: .milliseconds(Int64(timeout * 1000)))
+            let json = self.json
+            let outcome: Result<ESPProvisioningResult, OnboardingFailure>
+            do throws(OnboardingFailure) {
+                outcome = .success(
+                    try await ESPProvisioning.run(ssid: Array(wifiSSID.utf8), password: Array(wifiPassword.utf8), options: options) { step in
+                        if !json { printLine("… \(step.rawValue)") }
+                    })
+            } catch {
+                outcome = .failure(error)
+            }
+            switch outcome {
+            case .success(let result):
+                try OnboardCommand.write(result.trace, to: trace)
+                if json { printJSON(["ip": .string(result.ip), "state": "connected"]) } else { printLine("connected: the device is at \(result.ip)") }
+            case .failure(let failure):
+                try OnboardCommand.write(failure.trace, to: trace)
+                if json {
+                    printJSON(["message": .string(failure.error.message), "step": .string(failure.step.rawValue), "code": .string(failure.error.code.name)])
+                } else {
+                    printError("\(failure)")
+                }
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    static func write(_ trace: OnboardingTrace, to path: String?) throws {
+        guard let path else { return }
+        try Data(trace.json.serializedBytes()).write(to: URL(fileURLWithPath: path))
+    }
 
     /// `tether onboard airlink`: the smart-config encodings (ESP-Touch v1/v2, AirKiss).
     struct AirLink: AsyncParsableCommand {
@@ -121,14 +179,14 @@ struct OnboardCommand: AsyncParsableCommand {
             }
             switch outcome {
             case .success(let result):
-                try writeTrace(result.trace)
+                try OnboardCommand.write(result.trace, to: trace)
                 if json {
                     printJSON(["state": "acknowledged", "ip": .string(result.ip), "mac": result.mac.map(JSONValue.string) ?? .null])
                 } else {
                     printLine("device acknowledged: \(result.ip)\(result.mac.map { " (\($0))" } ?? "")")
                 }
             case .failure(let failure):
-                try writeTrace(failure.trace)
+                try OnboardCommand.write(failure.trace, to: trace)
                 if json {
                     printJSON([
                         "state": "failed", "step": .string(failure.step.rawValue), "code": .string(failure.error.code.name),
@@ -141,9 +199,5 @@ struct OnboardCommand: AsyncParsableCommand {
             }
         }
 
-        private func writeTrace(_ trace: OnboardingTrace) throws {
-            guard let path = self.trace else { return }
-            try Data(trace.json.serializedBytes()).write(to: URL(fileURLWithPath: path))
-        }
     }
 }

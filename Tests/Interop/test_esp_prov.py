@@ -72,3 +72,46 @@ def test_station_failures_are_reported(tmp_path, ssid, password):
     with Agent(tmp_path, 1, "abcd1234") as agent:
         assert provision(agent.port, 1, ssid, password, "abcd1234") == "failed"
     assert "onboarded" not in agent.stderr
+
+
+def onboard(port, security, ssid, password, tmp_path, pop=None):
+    trace = tmp_path / "trace.json"
+    extra = ["--pop", pop] if pop is not None else []
+    result = subprocess.run(
+        [os.path.join(BIN, "tether"), "onboard", "esp", "--device", f"127.0.0.1:{port}", "--security", str(security), *extra,
+         "--wifi-ssid", ssid, "--wifi-password", password, "--json", "--trace", str(trace), "--timeout", "5"],
+        capture_output=True, text=True, timeout=60)
+    return result, json.loads(result.stdout), trace.read_text()
+
+
+@pytest.mark.parametrize("security,pop", [(0, None), (1, "abcd1234")])
+def test_sdk_onboards_the_agent(tmp_path, security, pop):
+    # The SDK's ESP-IDF client (through `tether onboard esp`) against the agent that esp_prov validates above.
+    with Agent(tmp_path, security, pop) as agent:
+        result, out, trace = onboard(agent.port, security, "HomeNet", "correct horse", tmp_path, pop)
+        assert result.returncode == 0, result.stderr
+        assert out == {"ip": "192.168.1.23", "state": "connected"}
+        assert "correct horse" not in trace and "abcd1234" not in trace and json.loads(trace)["outcome"] == "connected"
+    assert 'onboarded to Wi-Fi "HomeNet"' in agent.stderr
+
+
+@pytest.mark.parametrize("ssid,password,pop,step,code", [
+    ("HomeNet", "correct horse", "wrong-pop", "establishing_session", "sessionNegotiationFailed"),
+    ("HomeNet", "wrong horse", "abcd1234", "joining_network", "wifiAuthenticationFailed"),
+    ("NoSuchNet", "whatever", "abcd1234", "joining_network", "wifiNetworkNotFound"),
+])
+def test_sdk_failures_name_their_step(tmp_path, ssid, password, pop, step, code):
+    with Agent(tmp_path, 1, "abcd1234") as agent:
+        result, out, trace = onboard(agent.port, 1, ssid, password, tmp_path, pop)
+        assert result.returncode != 0
+        assert out["step"] == step and out["code"] == code, out
+        assert password not in trace and pop not in trace and json.loads(trace)["outcome"] == "failed"
+
+
+def test_sdk_no_device(tmp_path):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result, out, _ = onboard(port, 1, "HomeNet", "pw", tmp_path, "x")
+    assert result.returncode != 0 and out["step"] == "connecting_to_device" and out["code"] == "connectionFailed"

@@ -1,0 +1,182 @@
+import TetherCore
+import TetherProvisioning
+
+/// How the SDK provisions an ESP-IDF device over its access point (SoftAP HTTP).
+public struct ESPProvisioningOptions: Sendable {
+    /// The device's HTTP server: `192.168.4.1:80` on its access point.
+    public var device: LANEndpoint
+    /// protocomm security 0 or 1 (2 is not implemented yet).
+    public var security: Int
+    /// The proof of possession for security 1 (printed on the device or its box). A secret.
+    public var pop: String?
+    /// How long each request and the connection may take.
+    public var requestTimeout: Duration
+    /// How long the device may take to join the network.
+    public var joinTimeout: Duration
+    /// Time between status polls while it joins.
+    public var pollInterval: Duration
+
+    public init(
+        device: LANEndpoint = LANEndpoint(host: "192.168.4.1", port: 80), security: Int = 1, pop: String? = nil, requestTimeout: Duration = .seconds(10),
+        joinTimeout: Duration = .seconds(60), pollInterval: Duration = .milliseconds(500)
+    ) {
+        self.device = device
+        self.security = security
+        self.pop = pop
+        self.requestTimeout = requestTimeout
+        self.joinTimeout = joinTimeout
+        self.pollInterval = pollInterval
+    }
+}
+
+/// A device that joined the network.
+public struct ESPProvisioningResult: Sendable, Hashable {
+    /// The address the router gave it.
+    public var ip: String
+    public var trace: OnboardingTrace
+}
+
+/// ESP-IDF `wifi_provisioning` from the app's side (`shared/reference/provisioning.md` §1–§3): the
+/// device's version and capabilities, the security handshake, the credentials, and the device's
+/// state polled until it has joined or says why it could not.
+public enum ESPProvisioning {
+    /// - Throws: ``OnboardingFailure`` naming the step: `connecting_to_device` (`connectionFailed`),
+    ///   `establishing_session` (`sessionNegotiationFailed`: a wrong proof of possession, a security
+    ///   version the device does not speak), `sending_credentials` (`invalidArgument`: the device
+    ///   refused them), `joining_network` (`wifiAuthenticationFailed`, `wifiNetworkNotFound`,
+    ///   `timeout`).
+    public static func run(
+        ssid: [UInt8], password: [UInt8], options: ESPProvisioningOptions, progress: @escaping @Sendable (OnboardingStep) -> Void = { _ in }
+    ) async throws(OnboardingFailure) -> ESPProvisioningResult {
+        let recorder = OnboardingRecorder(mode: "esp-idf-sec\(options.security)")
+        var step = OnboardingStep.preparing
+        func fail(_ error: TetherError) -> OnboardingFailure {
+            OnboardingFailure(
+                step: step, error: error, trace: recorder.finish("failed", ["step": .string(step.rawValue), "code": .string(error.code.name)]))
+        }
+        recorder.record(
+            "start",
+            [
+                "device": .string(options.device.description), "security": .int(Int64(options.security)), "ssid_bytes": .int(Int64(ssid.count)),
+                "password_bytes": .int(Int64(password.count)), "pop": .bool(options.pop?.isEmpty == false),
+            ])
+        guard (1...32).contains(ssid.count), password.count <= 64, [0, 1].contains(options.security) else {
+            throw fail(TetherError(.invalidArgument, "an SSID is 1 to 32 bytes, a password up to 64; security is 0 or 1"))
+        }
+        step = .connectingToDevice
+        progress(step)
+        let outcome: Result<String, TetherError>
+        do throws(TetherError) {
+            outcome = .success(
+                try await HTTPKeepAliveConnection.withConnection(host: options.device.host, port: options.device.port, timeout: options.requestTimeout) {
+                    connection throws(TetherError) in try await exchange(connection)
+                })
+        } catch {
+            outcome = .failure(error)
+        }
+        switch outcome {
+        case .success(let ip):
+            return ESPProvisioningResult(ip: ip, trace: recorder.finish("connected", ["ip": .string(ip)]))
+        case .failure(let error):
+            throw fail(error)
+        }
+
+        func exchange(_ connection: HTTPKeepAliveConnection) async throws(TetherError) -> String {
+            let version = try await post(connection, "proto-ver", Array("---".utf8), recorder: recorder)
+            recorder.record("version", ["document": .string(String(decoding: version.prefix(512), as: UTF8.self))])
+            step = .establishingSession
+            progress(step)
+            var session = try await establish(connection, options: options, recorder: recorder)
+            step = .sendingCredentials
+            progress(step)
+            let set = try await config(connection, .setConfig(ssid: ssid, passphrase: password), session: &session, recorder: recorder)
+            guard case .setConfigResponse(.success) = set else { throw TetherError(.invalidArgument, "the device refused the credentials: \(set)") }
+            let apply = try await config(connection, .applyConfig, session: &session, recorder: recorder)
+            guard case .applyConfigResponse(.success) = apply else { throw TetherError(.invalidArgument, "the device refused to apply them: \(apply)") }
+            step = .joiningNetwork
+            progress(step)
+            let deadline = ContinuousClock.now + options.joinTimeout
+            while true {
+                guard case .getStatusResponse(let status) = try await config(connection, .getStatus, session: &session, recorder: recorder) else {
+                    throw TetherError(.unexpectedResponse, "the device answered the status request with something else")
+                }
+                recorder.record("station", ["state": .string("\(status.state)")])
+                switch status.state {
+                case .connected:
+                    return status.ipv4 ?? ""
+                case .connectionFailed where status.failReason == .networkNotFound:
+                    throw TetherError(.wifiNetworkNotFound, "the device did not find the network")
+                case .connectionFailed:
+                    throw TetherError(.wifiAuthenticationFailed, "the network refused the device's password")
+                case .connecting, .disconnected:
+                    guard ContinuousClock.now < deadline else { throw TetherError(.timeout, "the device had not joined within \(options.joinTimeout)") }
+                    do { try await Task.sleep(for: options.pollInterval) } catch { throw TetherError(.cancelled, "cancelled while the device joined") }
+                }
+            }
+        }
+    }
+
+    enum Session {
+        case zero
+        case one(ESPSecurity1.Client)
+    }
+
+    private static func establish(
+        _ connection: HTTPKeepAliveConnection, options: ESPProvisioningOptions, recorder: OnboardingRecorder
+    )
+        async throws(TetherError) -> Session
+    {
+        func exchange(_ message: ESPSessionMessage) async throws(TetherError) -> ESPSessionMessage {
+            do {
+                return try ESPSessionMessage(decoding: try await post(connection, "prov-session", message.encoded(), recorder: recorder))
+            } catch  where error.code == .unexpectedResponse || error.code == .connectionClosed {
+                throw TetherError(
+                    .sessionNegotiationFailed, "the device refused the handshake (\(error.message)): a wrong proof of possession, or another security version?")
+            }
+        }
+        switch options.security {
+        case 0:
+            guard case .sec0Response(.success) = try await exchange(.sec0Command) else {
+                throw TetherError(.sessionNegotiationFailed, "the device refused security 0")
+            }
+            return .zero
+        default:
+            var client = try ESPSecurity1.Client(pop: Array((options.pop ?? "").utf8))
+            let command1 = try client.command1(after: try await exchange(client.command0()))
+            try client.finish(after: try await exchange(command1))
+            recorder.record("session_established", ["security": 1])
+            return .one(client)
+        }
+    }
+
+    private static func config(
+        _ connection: HTTPKeepAliveConnection, _ message: ESPWiFiConfigMessage, session: inout Session, recorder: OnboardingRecorder
+    ) async throws(TetherError) -> ESPWiFiConfigMessage {
+        var body = message.encoded()
+        if case .one(var client) = session {
+            body = try client.encrypt(body)
+            session = .one(client)
+        }
+        var answer = try await post(connection, "prov-config", body, recorder: recorder)
+        if case .one(var client) = session {
+            answer = try client.decrypt(answer)
+            session = .one(client)
+        }
+        return try ESPWiFiConfigMessage(decoding: answer)
+    }
+
+    /// One request; anything but 200 is the device's refusal.
+    private static func post(
+        _ connection: HTTPKeepAliveConnection, _ endpoint: String, _ body: [UInt8], recorder: OnboardingRecorder
+    )
+        async throws(TetherError) -> [UInt8]
+    {
+        recorder.record("request", ["endpoint": .string(endpoint), "bytes": .int(Int64(body.count))])
+        let response = try await connection.post("/" + endpoint, body: body)
+        recorder.record("response", ["endpoint": .string(endpoint), "status": .int(Int64(response.statusCode)), "bytes": .int(Int64(response.body.count))])
+        guard response.statusCode == 200 else {
+            throw TetherError(.unexpectedResponse, "the device answered \(endpoint) with HTTP \(response.statusCode)")
+        }
+        return response.body
+    }
+}
