@@ -207,7 +207,7 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
             switch server.configuration.router.join(ssid: ssid, password: password) {
             case .joined(let ip):
                 _ = server.device.configureWiFi(ssid: ssid, key: password, maximumKeyLength: 64)
-                wifi = ESPWiFiStatus(state: .connected, ipv4: ip, ssid: credentials.ssid, channel: 6)
+                wifi = ESPWiFiStatus(state: .connected, connected: .init(ipv4: ip, ssid: credentials.ssid, channel: 6))
             case .networkNotFound:
                 wifi = ESPWiFiStatus(state: .connectionFailed, failReason: .networkNotFound)
             case .wrongPassword:

@@ -16,28 +16,40 @@ public enum ESPWiFiFailReason: UInt64, Sendable, Hashable {
 
 /// `RespGetStatus`: where the device is in joining the network.
 public struct ESPWiFiStatus: Sendable, Hashable {
+    /// `WifiConnectedState`: the address the router gave, and the network.
+    public struct Connected: Sendable, Hashable {
+        public var ipv4: String
+        public var ssid: [UInt8]
+        public var channel: Int
+
+        public init(ipv4: String = "", ssid: [UInt8] = [], channel: Int = 0) {
+            self.ipv4 = ipv4
+            self.ssid = ssid
+            self.channel = channel
+        }
+    }
+
     public var status: ESPStatus
     public var state: ESPWiFiStationState
     public var failReason: ESPWiFiFailReason?
-    /// When connected: the address the router gave, and the network.
-    public var ipv4: String?
-    public var ssid: [UInt8]?
-    public var channel: Int?
+    /// Present when the device sent its connection's details.
+    public var connected: Connected?
     /// While connecting (newer ESP-IDF): attempts left.
     public var attemptsRemaining: Int?
 
     public init(
-        status: ESPStatus = .success, state: ESPWiFiStationState, failReason: ESPWiFiFailReason? = nil, ipv4: String? = nil, ssid: [UInt8]? = nil,
-        channel: Int? = nil, attemptsRemaining: Int? = nil
+        status: ESPStatus = .success, state: ESPWiFiStationState, failReason: ESPWiFiFailReason? = nil, connected: Connected? = nil,
+        attemptsRemaining: Int? = nil
     ) {
         self.status = status
         self.state = state
         self.failReason = failReason
-        self.ipv4 = ipv4
-        self.ssid = ssid
-        self.channel = channel
+        self.connected = connected
         self.attemptsRemaining = attemptsRemaining
     }
+
+    /// The device's address, when connected.
+    public var ipv4: String? { connected?.ipv4 }
 }
 
 /// One `prov-config` message (`wifi_config.proto`), both directions, dispatched on `msg` as the
@@ -61,11 +73,11 @@ public enum ESPWiFiConfigMessage: Sendable, Hashable {
             inner.varint(1, status.status.rawValue)
             inner.varint(2, status.state.rawValue)
             if let reason = status.failReason { inner.varint(10, reason.rawValue, always: true) }
-            if status.state == .connected {
+            if let details = status.connected {
                 var connected = ProtobufWriter()
-                connected.lengthDelimited(1, Array((status.ipv4 ?? "").utf8))
-                connected.lengthDelimited(3, status.ssid ?? [])
-                connected.varint(5, UInt64(status.channel ?? 0))
+                connected.lengthDelimited(1, Array(details.ipv4.utf8))
+                connected.lengthDelimited(3, details.ssid)
+                connected.varint(5, UInt64(bitPattern: Int64(details.channel)))
                 inner.lengthDelimited(11, connected.bytes, always: true)
             }
             if let attempts = status.attemptsRemaining {
@@ -107,9 +119,9 @@ public enum ESPWiFiConfigMessage: Sendable, Hashable {
             if body.has(10) { status.failReason = ESPWiFiFailReason(rawValue: body.varint(10)) ?? .authError }
             if let connected = body.bytes(11) {
                 let fields = try ProtobufFields(connected)
-                status.ipv4 = fields.bytes(1).map { String(decoding: $0, as: UTF8.self) } ?? ""
-                status.ssid = fields.bytes(3) ?? []
-                status.channel = Int(truncatingIfNeeded: fields.varint(5))
+                status.connected = .init(
+                    ipv4: String(decoding: fields.bytes(1) ?? [], as: UTF8.self), ssid: fields.bytes(3) ?? [],
+                    channel: Int(truncatingIfNeeded: Int64(bitPattern: fields.varint(5))))
             }
             if let attempt = body.bytes(12) { status.attemptsRemaining = Int(truncatingIfNeeded: try ProtobufFields(attempt).varint(1)) }
             self = .getStatusResponse(status)

@@ -8,10 +8,12 @@ enum FuzzHarness {
     static let targets: [String: @Sendable ([UInt8]) -> String?] = [
         "gizwits-lan": FuzzTargets.gizwitsLAN, "mqtt": FuzzTargets.mqtt, "alink": FuzzTargets.alink,
         "lan-grant": FuzzTargets.lanGrant, "tuya": FuzzTargets.tuya, "smart-config": FuzzTargets.smartConfig,
+        "esp-provisioning": FuzzTargets.espProvisioning,
     ]
     static let seeds: [String: [[UInt8]]] = [
         "gizwits-lan": FuzzTargets.seeds, "mqtt": FuzzTargets.mqttSeeds, "alink": FuzzTargets.alinkSeeds,
         "lan-grant": FuzzTargets.lanGrantSeeds, "tuya": FuzzTargets.tuyaSeeds, "smart-config": FuzzTargets.smartConfigSeeds,
+        "esp-provisioning": FuzzTargets.espProvisioningSeeds,
     ]
 }
 

@@ -67,7 +67,8 @@ struct ESPProvisioningTests {
         #expect(try ESPWiFiConfigMessage(decoding: []) == .getStatus)
         let messages: [ESPWiFiConfigMessage] = [
             .getStatus, set, .setConfigResponse(status: .success), .applyConfig, .applyConfigResponse(status: .internalError),
-            .getStatusResponse(ESPWiFiStatus(state: .connected, ipv4: "192.168.1.23", ssid: Array("myssid".utf8), channel: 6)),
+            .getStatusResponse(ESPWiFiStatus(state: .connected, connected: .init(ipv4: "192.168.1.23", ssid: Array("myssid".utf8), channel: 6))),
+            .getStatusResponse(ESPWiFiStatus(state: .connected)),
             .getStatusResponse(ESPWiFiStatus(state: .connectionFailed, failReason: .authError)),
             .getStatusResponse(ESPWiFiStatus(state: .connectionFailed, failReason: .networkNotFound)),
             .getStatusResponse(ESPWiFiStatus(state: .connecting, attemptsRemaining: 3)),
@@ -87,6 +88,15 @@ struct ESPProvisioningTests {
             let bytes = (0..<Int(generator.next() % 24)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
             if let message = try? ESPSessionMessage(decoding: bytes) { #expect(try ESPSessionMessage(decoding: message.encoded()) == message) }
             if let message = try? ESPWiFiConfigMessage(decoding: bytes) { #expect(try ESPWiFiConfigMessage(decoding: message.encoded()) == message) }
+        }
+    }
+
+    @Test("the fuzz target from real messages, mutated (bounded)")
+    func mutated() {
+        for seed in [UInt64(3), 4] {
+            if let failure = FuzzTargets.run(iterations: 2_000, seed: seed, seeds: FuzzTargets.espProvisioningSeeds, target: FuzzTargets.espProvisioning) {
+                Issue.record("\(failure)")
+            }
         }
     }
 }

@@ -26,3 +26,24 @@ extension FuzzTargets {
         return nil
     }
 }
+
+extension FuzzTargets {
+    /// ESP-IDF provisioning messages, as a device receives them.
+    public static let espProvisioningSeeds: [[UInt8]] = [
+        ESPSessionMessage.sec0Command.encoded(), ESPSessionMessage.sec1Command0(clientPublicKey: [UInt8](repeating: 7, count: 32)).encoded(),
+        ESPSessionMessage.sec2Command0(username: Array("wifiprov".utf8), clientPublicKey: [UInt8](repeating: 9, count: 384)).encoded(),
+        ESPWiFiConfigMessage.setConfig(ssid: Array("myssid".utf8), passphrase: Array("mypassword".utf8)).encoded(),
+        ESPWiFiConfigMessage.getStatusResponse(ESPWiFiStatus(state: .connected, connected: .init(ipv4: "192.168.1.2", ssid: [1], channel: 6))).encoded(),
+    ]
+
+    /// Both decoders over one input: nothing crashes, and what decodes re-encodes to the same message.
+    public static func espProvisioning(_ bytes: [UInt8]) -> String? {
+        if let message = try? ESPSessionMessage(decoding: bytes), (try? ESPSessionMessage(decoding: message.encoded())) != message {
+            return "a session message does not survive a round trip: \(message)"
+        }
+        if let message = try? ESPWiFiConfigMessage(decoding: bytes), (try? ESPWiFiConfigMessage(decoding: message.encoded())) != message {
+            return "a prov-config message does not survive a round trip: \(message)"
+        }
+        return nil
+    }
+}
