@@ -5,10 +5,13 @@ import TetherProvisioning
 public struct ESPProvisioningOptions: Sendable {
     /// The device's HTTP server: `192.168.4.1:80` on its access point.
     public var device: LANEndpoint
-    /// protocomm security 0 or 1 (2 is not implemented yet).
+    /// protocomm security 0, 1 or 2.
     public var security: Int
     /// The proof of possession for security 1 (printed on the device or its box). A secret.
     public var pop: String?
+    /// Security 2's username and password. The password is a secret.
+    public var sec2Username: String?
+    public var sec2Password: String?
     /// How long each request and the connection may take.
     public var requestTimeout: Duration
     /// How long the device may take to join the network.
@@ -17,12 +20,14 @@ public struct ESPProvisioningOptions: Sendable {
     public var pollInterval: Duration
 
     public init(
-        device: LANEndpoint = LANEndpoint(host: "192.168.4.1", port: 80), security: Int = 1, pop: String? = nil, requestTimeout: Duration = .seconds(10),
-        joinTimeout: Duration = .seconds(60), pollInterval: Duration = .milliseconds(500)
+        device: LANEndpoint = LANEndpoint(host: "192.168.4.1", port: 80), security: Int = 1, pop: String? = nil, sec2Username: String? = nil,
+        sec2Password: String? = nil, requestTimeout: Duration = .seconds(10), joinTimeout: Duration = .seconds(60), pollInterval: Duration = .milliseconds(500)
     ) {
         self.device = device
         self.security = security
         self.pop = pop
+        self.sec2Username = sec2Username
+        self.sec2Password = sec2Password
         self.requestTimeout = requestTimeout
         self.joinTimeout = joinTimeout
         self.pollInterval = pollInterval
@@ -60,8 +65,11 @@ public enum ESPProvisioning {
                 "device": .string(options.device.description), "security": .int(Int64(options.security)), "ssid_bytes": .int(Int64(ssid.count)),
                 "password_bytes": .int(Int64(password.count)), "pop": .bool(options.pop?.isEmpty == false),
             ])
-        guard (1...32).contains(ssid.count), password.count <= 64, [0, 1].contains(options.security) else {
-            throw fail(TetherError(.invalidArgument, "an SSID is 1 to 32 bytes, a password up to 64; security is 0 or 1"))
+        guard (1...32).contains(ssid.count), password.count <= 64, [0, 1, 2].contains(options.security) else {
+            throw fail(TetherError(.invalidArgument, "an SSID is 1 to 32 bytes, a password up to 64; security is 0, 1 or 2"))
+        }
+        if options.security == 2, options.sec2Username == nil || options.sec2Password == nil {
+            throw fail(TetherError(.invalidArgument, "security 2 needs the username and password"))
         }
         step = .connectingToDevice
         progress(step)
@@ -86,7 +94,8 @@ public enum ESPProvisioning {
             recorder.record("version", ["document": .string(String(decoding: version.prefix(512), as: UTF8.self))])
             step = .establishingSession
             progress(step)
-            var session = try await establish(connection, options: options, recorder: recorder)
+            let patchVersion = (try? JSONValue.parse(version))?["prov"]?["sec_patch_ver"]?.numberValue.map { Int($0) } ?? 0
+            var session = try await establish(connection, options: options, patchVersion: patchVersion, recorder: recorder)
             step = .sendingCredentials
             progress(step)
             let set = try await config(connection, .setConfig(ssid: ssid, passphrase: password), session: &session, recorder: recorder)
@@ -119,13 +128,36 @@ public enum ESPProvisioning {
     enum Session {
         case zero
         case one(ESPSecurity1.Client)
+        case two(ESPSecurity2.Client)
+
+        mutating func encrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
+            switch self {
+            case .zero: return bytes
+            case .one(var client):
+                defer { self = .one(client) }
+                return try client.encrypt(bytes)
+            case .two(var client):
+                defer { self = .two(client) }
+                return try client.encrypt(bytes)
+            }
+        }
+
+        mutating func decrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
+            switch self {
+            case .zero: return bytes
+            case .one(var client):
+                defer { self = .one(client) }
+                return try client.decrypt(bytes)
+            case .two(var client):
+                defer { self = .two(client) }
+                return try client.decrypt(bytes)
+            }
+        }
     }
 
     private static func establish(
-        _ connection: HTTPKeepAliveConnection, options: ESPProvisioningOptions, recorder: OnboardingRecorder
-    )
-        async throws(TetherError) -> Session
-    {
+        _ connection: HTTPKeepAliveConnection, options: ESPProvisioningOptions, patchVersion: Int, recorder: OnboardingRecorder
+    ) async throws(TetherError) -> Session {
         func exchange(_ message: ESPSessionMessage) async throws(TetherError) -> ESPSessionMessage {
             do {
                 return try ESPSessionMessage(decoding: try await post(connection, "prov-session", message.encoded(), recorder: recorder))
@@ -140,6 +172,12 @@ public enum ESPProvisioning {
                 throw TetherError(.sessionNegotiationFailed, "the device refused security 0")
             }
             return .zero
+        case 2:
+            var client = ESPSecurity2.Client(username: options.sec2Username ?? "", password: options.sec2Password ?? "", patchVersion: patchVersion)
+            let command1 = try client.command1(after: try await exchange(client.command0()))
+            try client.finish(after: try await exchange(command1))
+            recorder.record("session_established", ["security": 2, "sec_patch_ver": .int(Int64(patchVersion))])
+            return .two(client)
         default:
             var client = try ESPSecurity1.Client(pop: Array((options.pop ?? "").utf8))
             let command1 = try client.command1(after: try await exchange(client.command0()))
@@ -152,16 +190,8 @@ public enum ESPProvisioning {
     private static func config(
         _ connection: HTTPKeepAliveConnection, _ message: ESPWiFiConfigMessage, session: inout Session, recorder: OnboardingRecorder
     ) async throws(TetherError) -> ESPWiFiConfigMessage {
-        var body = message.encoded()
-        if case .one(var client) = session {
-            body = try client.encrypt(body)
-            session = .one(client)
-        }
-        var answer = try await post(connection, "prov-config", body, recorder: recorder)
-        if case .one(var client) = session {
-            answer = try client.decrypt(answer)
-            session = .one(client)
-        }
+        let body = try session.encrypt(message.encoded())
+        let answer = try session.decrypt(try await post(connection, "prov-config", body, recorder: recorder))
         return try ESPWiFiConfigMessage(decoding: answer)
     }
 

@@ -10,17 +10,28 @@ public struct ESPProvisioningConfiguration: Sendable {
     public var host: String
     /// ESP-IDF: port 80 on 192.168.4.1; 0 lets the system choose.
     public var port: Int
-    /// 0 or 1 (2 is not implemented yet).
+    /// 0, 1 or 2.
     public var security: Int
     /// The proof of possession of security 1 (empty: none, capability `no_pop`). A secret.
     public var pop: [UInt8]
+    /// Security 2's username and password (ESP-IDF's examples: `wifiprov` / `abcd1234`). A secret.
+    public var sec2Username: String
+    public var sec2Password: String
+    /// Security 2's `sec_patch_ver`: 1 counts the GCM nonce, 0 reuses it (old firmware).
+    public var sec2PatchVersion: Int
     public var router: SimulatedRouter
 
-    public init(host: String = "0.0.0.0", port: Int = 80, security: Int = 1, pop: [UInt8] = [], router: SimulatedRouter = SimulatedRouter()) {
+    public init(
+        host: String = "0.0.0.0", port: Int = 80, security: Int = 1, pop: [UInt8] = [], sec2Username: String = "wifiprov",
+        sec2Password: String = "abcd1234", sec2PatchVersion: Int = 1, router: SimulatedRouter = SimulatedRouter()
+    ) {
         self.host = host
         self.port = port
         self.security = security
         self.pop = pop
+        self.sec2Username = sec2Username
+        self.sec2Password = sec2Password
+        self.sec2PatchVersion = sec2PatchVersion
         self.router = router
     }
 }
@@ -77,8 +88,9 @@ public final class ESPProvisioningServer: Sendable {
         var capabilities: [JSONValue] = []
         if configuration.security == 0 { capabilities.append("no_sec") }
         if configuration.security == 1, configuration.pop.isEmpty { capabilities.append("no_pop") }
+        let patch = configuration.security == 2 ? configuration.sec2PatchVersion : 0
         let prov: JSONObject = [
-            "ver": "v1.1", "sec_ver": .int(Int64(configuration.security)), "sec_patch_ver": 0, "cap": .array(capabilities),
+            "ver": "v1.1", "sec_ver": .int(Int64(configuration.security)), "sec_patch_ver": .int(Int64(patch)), "cap": .array(capabilities),
         ]
         return JSONValue.object(["prov": .object(prov)]).serializedBytes()
     }
@@ -93,6 +105,7 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
         case none
         case zero(established: Bool)
         case one(ESPSecurity1.Device)
+        case two(ESPSecurity2.Device)
     }
 
     private let server: ESPProvisioningServer
@@ -172,6 +185,23 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
                 security = .none
                 throw error
             }
+        case .sec2Command0:
+            let configuration = server.configuration
+            var device = ESPSecurity2.Device(
+                username: configuration.sec2Username, password: configuration.sec2Password, patchVersion: configuration.sec2PatchVersion)
+            let answer = try device.respond(to: message)
+            security = .two(device)
+            return answer
+        case .sec2Command1:
+            guard case .two(var device) = security else { throw TetherError(.sessionNegotiationFailed, "Command1 before Command0") }
+            do throws(TetherError) {
+                let answer = try device.respond(to: message)
+                security = .two(device)
+                return answer
+            } catch {
+                security = .none
+                throw error
+            }
         default:
             throw TetherError(.sessionNegotiationFailed, "\(message) is not a client's message")
         }
@@ -184,15 +214,27 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
             let clear = try device.decrypt(bytes)
             security = .one(device)
             return clear
+        case .two(var device) where device.isEstablished:
+            let clear = try device.decrypt(bytes)
+            security = .two(device)
+            return clear
         default: throw TetherError(.sessionNegotiationFailed, "no provisioning session on this connection")
         }
     }
 
     private func encrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-        guard case .one(var device) = security else { return bytes }
-        let sealed = try device.encrypt(bytes)
-        security = .one(device)
-        return sealed
+        switch security {
+        case .one(var device):
+            let sealed = try device.encrypt(bytes)
+            security = .one(device)
+            return sealed
+        case .two(var device):
+            let sealed = try device.encrypt(bytes)
+            security = .two(device)
+            return sealed
+        case .none, .zero:
+            return bytes
+        }
     }
 
     private func config(_ request: ESPWiFiConfigMessage) -> ESPWiFiConfigMessage {

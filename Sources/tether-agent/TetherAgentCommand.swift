@@ -57,7 +57,7 @@ struct Simulate: AsyncParsableCommand {
     @Option(name: .customLong("prov-port"), help: "With --provisioning esp-idf: the HTTP port (ESP-IDF: 80; 0 lets the system choose).")
     var provPort = 80
 
-    @Option(name: .customLong("security"), help: "With --provisioning esp-idf: protocomm security 0 or 1 (2 is not implemented yet).")
+    @Option(name: .customLong("security"), help: "With --provisioning esp-idf: protocomm security 0, 1 or 2.")
     var provSecurity = 1
 
     @Option(name: .customLong("pop"), help: "With --provisioning esp-idf --security 1: the proof of possession (default: none).")
@@ -65,6 +65,8 @@ struct Simulate: AsyncParsableCommand {
 
     @Option(name: .customLong("sec2-username"), help: "With --security 2: the SRP username.") var sec2Username: String?
     @Option(name: .customLong("sec2-password"), help: "With --security 2: the SRP password.") var sec2Password: String?
+    @Option(name: .customLong("sec2-patch-version"), help: "With --security 2: sec_patch_ver, 1 (nonce counter) or 0 (old firmware).")
+    var sec2PatchVersion = 1
 
     @Option(
         name: .customLong("wifi-networks"),
@@ -204,9 +206,7 @@ struct Simulate: AsyncParsableCommand {
             if let airlinkKey, airlinkKey.utf8.count != 16 { throw ValidationError("--airlink-key is 16 characters") }
             guard (0...65535).contains(provPort) else { throw ValidationError("--prov-port is 0 to 65535") }
             guard (0...2).contains(provSecurity) else { throw ValidationError("--security is 0, 1 or 2") }
-            if provisioning == .espIDF, provSecurity == 2 {
-                throw ValidationError("security 2 (SRP-6a) is not implemented yet: use --security 0 or 1")
-            }
+            guard [0, 1].contains(sec2PatchVersion) else { throw ValidationError("--sec2-patch-version is 0 or 1") }
         }
         if let cloud, parseHostPort(cloud) == nil { throw ValidationError("--cloud takes HOST:PORT") }
         if (cloud == nil) != (credentials == nil) { throw ValidationError("--cloud and --credentials go together") }
@@ -294,7 +294,8 @@ struct Simulate: AsyncParsableCommand {
             ? ESPProvisioningServer(
                 device: devices[0],
                 configuration: ESPProvisioningConfiguration(
-                    host: bind, port: provPort, security: provSecurity, pop: Array((pop ?? "").utf8), router: router),
+                    host: bind, port: provPort, security: provSecurity, pop: Array((pop ?? "").utf8), sec2Username: sec2Username ?? "wifiprov",
+                    sec2Password: sec2Password ?? "abcd1234", sec2PatchVersion: sec2PatchVersion, router: router),
                 logger: logger) : nil
         let smartConfig = provisioning.flatMap { $0 == .airlink ? $0 : nil }.map { _ in
             SmartConfigListener(

@@ -14,7 +14,7 @@ struct OnboardCommand: AsyncParsableCommand {
             commandName: "esp", abstract: "ESP-IDF wifi_provisioning over SoftAP HTTP: the handshake, the credentials, and the device's join.")
 
         @Option(help: "The device's provisioning server, HOST:PORT (on its access point: 192.168.4.1:80).") var device = "192.168.4.1:80"
-        @Option(help: "protocomm security: 0 or 1 (2 is not implemented yet).") var security = 1
+        @Option(help: "protocomm security: 0, 1 or 2.") var security = 1
         @Option(help: "Security 1: the proof of possession.") var pop: String?
         @Option(name: .customLong("sec2-username"), help: "Security 2: the SRP username.") var sec2Username: String?
         @Option(name: .customLong("sec2-password"), help: "Security 2: the SRP password.") var sec2Password: String?
@@ -27,14 +27,15 @@ struct OnboardCommand: AsyncParsableCommand {
         func validate() throws {
             guard parseHostPort(device) != nil else { throw ValidationError("--device takes HOST:PORT") }
             guard (0...2).contains(security) else { throw ValidationError("--security is 0, 1 or 2") }
-            if security == 2 { throw ValidationError("security 2 (SRP-6a) is not implemented yet: use --security 0 or 1") }
+            if security == 2, sec2Username == nil || sec2Password == nil { throw ValidationError("--security 2 needs --sec2-username and --sec2-password") }
             if let problem = problemWithSeconds(timeout, option: "--timeout", maximum: 600, allowZero: false) { throw ValidationError(problem) }
         }
 
         func run() async throws {
             let address = parseHostPort(device)!
             let options = ESPProvisioningOptions(
-                device: LANEndpoint(host: address.host, port: address.port), security: security, pop: pop, joinTimeout: .milliseconds(Int64(timeout * 1000)))
+                device: LANEndpoint(host: address.host, port: address.port), security: security, pop: pop, sec2Username: sec2Username,
+                sec2Password: sec2Password, joinTimeout: .milliseconds(Int64(timeout * 1000)))
             let json = self.json
             let outcome: Result<ESPProvisioningResult, OnboardingFailure>
             do throws(OnboardingFailure) {

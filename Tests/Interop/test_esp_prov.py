@@ -1,7 +1,8 @@
 """The agent's ESP-IDF provisioning (SoftAP HTTP, protocomm) against Espressif's own client: esp_prov's
 code as PyPI esp-rainmaker-cli ships it (prov_util), on 127.0.0.1 (its command lines hard-code
 192.168.4.1). Security 0 and 1 reach "connected"; a wrong proof of possession fails the session; a
-wrong Wi-Fi password and an unknown network report the station's failure."""
+wrong Wi-Fi password and an unknown network report the station's failure. Security 2 (SRP-6a) with
+sec_patch_ver 0 and 1 reaches "connected"; a wrong SRP password fails the session."""
 import json
 import os
 import subprocess
@@ -15,10 +16,12 @@ PET_HOUSE = os.path.join(os.path.dirname(__file__), "..", "..", "products", "pet
 
 
 class Agent:
-    def __init__(self, tmp_path, security, pop=None):
+    def __init__(self, tmp_path, security, pop=None, patch=1):
         networks = tmp_path / "networks.json"
         networks.write_text(json.dumps([{"ssid": "HomeNet", "password": "correct horse"}, {"ssid": "Guest", "password": ""}]))
         extra = ["--pop", pop] if pop is not None else []
+        if security == 2:
+            extra += ["--sec2-username", "wifiprov", "--sec2-password", "abcd1234", "--sec2-patch-version", str(patch)]
         self.process = subprocess.Popen(
             [os.path.join(BIN, "tether-agent"), "simulate", "--product", PET_HOUSE, "--bind", "127.0.0.1", "--provisioning", "esp-idf",
              "--prov-port", "0", "--security", str(security), "--wifi-networks", str(networks), "--udp-port", "0", "--tcp-port", "0",
@@ -36,11 +39,14 @@ class Agent:
         self.stderr = self.process.communicate(timeout=10)[1]
 
 
-def provision(port, security, ssid, password, pop=None):
+def provision(port, security, ssid, password, pop=None, srp_password="abcd1234"):
     transport = prov_util.get_transport("softap", f"127.0.0.1:{port}")
     version = json.loads(prov_util.get_version(transport))
     assert version["prov"]["ver"] == "v1.1" and version["prov"]["sec_ver"] == security
-    session = prov_util.get_security(security, pop=pop)
+    if security == 2:
+        session = prov_util.get_security(2, sec_patch_ver=prov_util.get_sec_patch_ver(transport), username="wifiprov", password=srp_password)
+    else:
+        session = prov_util.get_security(security, pop=pop)
     if not prov_util.establish_session(transport, session):
         return None
     assert prov_util.send_wifi_config(transport, session, ssid, password)
@@ -53,6 +59,23 @@ def test_esp_prov_reaches_connected(tmp_path, security, pop):
     with Agent(tmp_path, security, pop) as agent:
         assert provision(agent.port, security, "HomeNet", "correct horse", pop) == "connected"
     assert 'onboarded to Wi-Fi "HomeNet"' in agent.stderr
+
+
+@pytest.mark.parametrize("patch", [0, 1])
+def test_esp_prov_security_2(tmp_path, patch):
+    with Agent(tmp_path, 2, patch=patch) as agent:
+        assert provision(agent.port, 2, "HomeNet", "correct horse") == "connected"
+    assert 'onboarded to Wi-Fi "HomeNet"' in agent.stderr
+
+
+def test_esp_prov_security_2_wrong_password(tmp_path):
+    with Agent(tmp_path, 2) as agent:
+        try:
+            result = provision(agent.port, 2, "HomeNet", "correct horse", srp_password="not-the-password")
+        except RuntimeError:
+            result = None
+        assert result is None
+    assert "onboarded" not in agent.stderr
 
 
 def test_wrong_pop_fails_the_session(tmp_path):
@@ -77,6 +100,8 @@ def test_station_failures_are_reported(tmp_path, ssid, password):
 def onboard(port, security, ssid, password, tmp_path, pop=None):
     trace = tmp_path / "trace.json"
     extra = ["--pop", pop] if pop is not None else []
+    if security == 2:
+        extra += ["--sec2-username", "wifiprov", "--sec2-password", "abcd1234"]
     result = subprocess.run(
         [os.path.join(BIN, "tether"), "onboard", "esp", "--device", f"127.0.0.1:{port}", "--security", str(security), *extra,
          "--wifi-ssid", ssid, "--wifi-password", password, "--json", "--trace", str(trace), "--timeout", "5"],
@@ -84,10 +109,10 @@ def onboard(port, security, ssid, password, tmp_path, pop=None):
     return result, json.loads(result.stdout), trace.read_text()
 
 
-@pytest.mark.parametrize("security,pop", [(0, None), (1, "abcd1234")])
-def test_sdk_onboards_the_agent(tmp_path, security, pop):
+@pytest.mark.parametrize("security,pop,patch", [(0, None, 1), (1, "abcd1234", 1), (2, None, 0), (2, None, 1)])
+def test_sdk_onboards_the_agent(tmp_path, security, pop, patch):
     # The SDK's ESP-IDF client (through `tether onboard esp`) against the agent that esp_prov validates above.
-    with Agent(tmp_path, security, pop) as agent:
+    with Agent(tmp_path, security, pop, patch) as agent:
         result, out, trace = onboard(agent.port, security, "HomeNet", "correct horse", tmp_path, pop)
         assert result.returncode == 0, result.stderr
         assert out == {"ip": "192.168.1.23", "state": "connected"}
