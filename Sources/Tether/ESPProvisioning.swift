@@ -125,6 +125,65 @@ public enum ESPProvisioning {
         }
     }
 
+    /// The networks the device hears, strongest first (ESP-IDF `prov-scan`; Tuya's "AP+"): what
+    /// the app shows the user before asking for the password. A session of its own; ``run(ssid:password:options:progress:)``
+    /// follows with the user's choice.
+    ///
+    /// - Throws: ``OnboardingFailure`` at `connecting_to_device`, `establishing_session` or
+    ///   `scanning_networks` (`unexpectedResponse`: a device without the `wifi_scan` capability).
+    public static func scan(options: ESPProvisioningOptions) async throws(OnboardingFailure) -> [ESPWiFiNetwork] {
+        let recorder = OnboardingRecorder(mode: "esp-idf-scan-sec\(options.security)")
+        var step = OnboardingStep.connectingToDevice
+        let outcome: Result<[ESPWiFiNetwork], TetherError>
+        do throws(TetherError) {
+            outcome = .success(
+                try await HTTPKeepAliveConnection.withConnection(host: options.device.host, port: options.device.port, timeout: options.requestTimeout) {
+                    connection throws(TetherError) in
+                    let version = try await post(connection, "proto-ver", Array("---".utf8), recorder: recorder)
+                    let prov = (try? JSONValue.parse(version))?["prov"]
+                    let patchVersion = prov?["sec_patch_ver"]?.numberValue.map { Int($0) } ?? 0
+                    step = .establishingSession
+                    var session = try await establish(connection, options: options, patchVersion: patchVersion, recorder: recorder)
+                    step = .scanningNetworks
+                    guard prov?["cap"]?.arrayValue?.contains(.string("wifi_scan")) == true else {
+                        throw TetherError(.unexpectedResponse, "the device does not scan (no wifi_scan capability)")
+                    }
+                    _ = try await scanRequest(connection, .start(blocking: true, groupChannels: 5), session: &session, recorder: recorder)
+                    guard case .statusResponse(_, _, let count) = try await scanRequest(connection, .status, session: &session, recorder: recorder) else {
+                        throw TetherError(.unexpectedResponse, "the device answered the scan status with something else")
+                    }
+                    var networks: [ESPWiFiNetwork] = []
+                    while networks.count < min(count, 1000) {
+                        guard
+                            case .resultsResponse(.success, let page) = try await scanRequest(
+                                connection, .results(startIndex: networks.count, count: min(100, count - networks.count)), session: &session, recorder: recorder
+                            ),
+                            !page.isEmpty
+                        else { break }
+                        networks += page
+                    }
+                    return networks
+                })
+        } catch {
+            outcome = .failure(error)
+        }
+        switch outcome {
+        case .success(let networks):
+            _ = recorder.finish("scanned", ["networks": .int(Int64(networks.count))])
+            return networks
+        case .failure(let error):
+            throw OnboardingFailure(
+                step: step, error: error, trace: recorder.finish("failed", ["step": .string(step.rawValue), "code": .string(error.code.name)]))
+        }
+    }
+
+    private static func scanRequest(
+        _ connection: HTTPKeepAliveConnection, _ message: ESPWiFiScanMessage, session: inout Session, recorder: OnboardingRecorder
+    ) async throws(TetherError) -> ESPWiFiScanMessage {
+        let body = try session.encrypt(message.encoded())
+        return try ESPWiFiScanMessage(decoding: try session.decrypt(try await post(connection, "prov-scan", body, recorder: recorder)))
+    }
+
     enum Session {
         case zero
         case one(ESPSecurity1.Client)

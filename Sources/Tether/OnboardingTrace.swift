@@ -9,6 +9,8 @@ public enum OnboardingStep: String, Sendable, Hashable, CaseIterable {
     case connectingToDevice = "connecting_to_device"
     /// The security handshake (ESP-IDF: `prov-session`).
     case establishingSession = "establishing_session"
+    /// Asking the device which networks it hears (ESP-IDF: `prov-scan`).
+    case scanningNetworks = "scanning_networks"
     /// Sending the credentials (smart config: the datagram lengths, over and over).
     case sendingCredentials = "sending_credentials"
     /// The device answered: it has the credentials.

@@ -85,7 +85,7 @@ public final class ESPProvisioningServer: Sendable {
 
     /// `proto-ver`'s answer.
     var versionDocument: [UInt8] {
-        var capabilities: [JSONValue] = []
+        var capabilities: [JSONValue] = ["wifi_scan"]
         if configuration.security == 0 { capabilities.append("no_sec") }
         if configuration.security == 1, configuration.pop.isEmpty { capabilities.append("no_pop") }
         let patch = configuration.security == 2 ? configuration.sec2PatchVersion : 0
@@ -156,6 +156,9 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
         case "prov-config":
             let request = try ESPWiFiConfigMessage(decoding: try decrypt(body))
             return try encrypt(config(request).encoded())
+        case "prov-scan":
+            let request = try ESPWiFiScanMessage(decoding: try decrypt(body))
+            return try encrypt(scan(request).encoded())
         default:
             throw TetherError(.invalidArgument, "no endpoint \(endpoint)")
         }
@@ -234,6 +237,28 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
             return sealed
         case .none, .zero:
             return bytes
+        }
+    }
+
+    /// The router's networks, strongest first, as the device would hear them.
+    private var heard: [ESPWiFiNetwork] {
+        (server.configuration.router.networks ?? []).enumerated().map { index, network in
+            ESPWiFiNetwork(
+                ssid: Array(network.ssid.utf8), channel: network.channel, rssi: network.rssi, bssid: [0x02, 0, 0, 0, 0, UInt8(index & 0xFF)],
+                auth: network.password.isEmpty ? .open : .wpa2PSK)
+        }.sorted { $0.rssi > $1.rssi }
+    }
+
+    private func scan(_ request: ESPWiFiScanMessage) -> ESPWiFiScanMessage {
+        switch request {
+        case .start: return .startResponse(status: .success)
+        case .status: return .statusResponse(status: .success, finished: true, count: heard.count)
+        case .results(let start, let count):
+            let all = heard
+            guard start >= 0, count >= 0, start <= all.count else { return .resultsResponse(status: .invalidArgument, networks: []) }
+            return .resultsResponse(status: .success, networks: Array(all[start..<min(all.count, start + count)]))
+        case .startResponse, .statusResponse, .resultsResponse:
+            return .statusResponse(status: .invalidArgument, finished: false, count: 0)
         }
     }
 

@@ -7,6 +7,16 @@ public struct SimulatedRouter: Sendable, Hashable {
     public struct Network: Sendable, Hashable {
         public var ssid: String
         public var password: String
+        /// What a scan shows of it.
+        public var rssi: Int
+        public var channel: Int
+
+        public init(ssid: String, password: String, rssi: Int = -50, channel: Int = 6) {
+            self.ssid = ssid
+            self.password = password
+            self.rssi = rssi
+            self.channel = channel
+        }
     }
 
     public enum JoinResult: Sendable, Hashable {
@@ -25,13 +35,17 @@ public struct SimulatedRouter: Sendable, Hashable {
         self.deviceIP = deviceIP
     }
 
-    /// `[{"ssid": "...", "password": "..."}]`.
+    /// `[{"ssid": "...", "password": "...", "rssi": -40, "channel": 6}]` (signal and channel optional).
     public init(json bytes: [UInt8], deviceIP: String = "192.168.1.23") throws(TetherError) {
         guard let list = try JSONValue.parse(bytes).arrayValue else { throw TetherError(.invalidArgument, "the networks file is a JSON list") }
         var networks: [Network] = []
         for entry in list {
             guard let ssid = entry["ssid"]?.stringValue, !ssid.isEmpty else { throw TetherError(.invalidArgument, "every network has an ssid") }
-            networks.append(Network(ssid: ssid, password: entry["password"]?.stringValue ?? ""))
+            let index = networks.count
+            networks.append(
+                Network(
+                    ssid: ssid, password: entry["password"]?.stringValue ?? "", rssi: entry["rssi"]?.numberValue.map { Int($0) } ?? -40 - 7 * index,
+                    channel: entry["channel"]?.numberValue.map { Int($0) } ?? 1 + (5 * index) % 13))
         }
         self.init(networks: networks, deviceIP: deviceIP)
     }

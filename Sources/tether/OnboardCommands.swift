@@ -18,7 +18,8 @@ struct OnboardCommand: AsyncParsableCommand {
         @Option(help: "Security 1: the proof of possession.") var pop: String?
         @Option(name: .customLong("sec2-username"), help: "Security 2: the SRP username.") var sec2Username: String?
         @Option(name: .customLong("sec2-password"), help: "Security 2: the SRP password.") var sec2Password: String?
-        @Option(name: .customLong("wifi-ssid"), help: "The network to join.") var wifiSSID: String
+        @Option(name: .customLong("wifi-ssid"), help: "The network to join.") var wifiSSID: String?
+        @Flag(help: "List the networks the device hears (strongest first) instead of provisioning.") var scan = false
         @Option(name: .customLong("wifi-password"), help: "Its password (empty for an open network).") var wifiPassword = ""
         @Option(help: "Seconds the device may take to join.") var timeout: Double = 60
         @Option(help: "Write the attempt's flight recorder (JSON, without secrets) to this file.") var trace: String?
@@ -29,6 +30,7 @@ struct OnboardCommand: AsyncParsableCommand {
             guard (0...2).contains(security) else { throw ValidationError("--security is 0, 1 or 2") }
             if security == 2, sec2Username == nil || sec2Password == nil { throw ValidationError("--security 2 needs --sec2-username and --sec2-password") }
             if let problem = problemWithSeconds(timeout, option: "--timeout", maximum: 600, allowZero: false) { throw ValidationError(problem) }
+            guard scan || wifiSSID != nil else { throw ValidationError("--wifi-ssid names the network (or --scan lists them)") }
         }
 
         func run() async throws {
@@ -37,10 +39,11 @@ struct OnboardCommand: AsyncParsableCommand {
                 device: LANEndpoint(host: address.host, port: address.port), security: security, pop: pop, sec2Username: sec2Username,
                 sec2Password: sec2Password, joinTimeout: .milliseconds(Int64(timeout * 1000)))
             let json = self.json
+            if scan { return try await listNetworks(options) }
             let outcome: Result<ESPProvisioningResult, OnboardingFailure>
             do throws(OnboardingFailure) {
                 outcome = .success(
-                    try await ESPProvisioning.run(ssid: Array(wifiSSID.utf8), password: Array(wifiPassword.utf8), options: options) { step in
+                    try await ESPProvisioning.run(ssid: Array((wifiSSID ?? "").utf8), password: Array(wifiPassword.utf8), options: options) { step in
                         if !json { printLine("… \(step.rawValue)") }
                     })
             } catch {
@@ -52,12 +55,29 @@ struct OnboardCommand: AsyncParsableCommand {
                 if json { printJSON(["ip": .string(result.ip), "state": "connected"]) } else { printLine("connected: the device is at \(result.ip)") }
             case .failure(let failure):
                 try OnboardCommand.write(failure.trace, to: trace)
-                if json {
-                    printJSON(["message": .string(failure.error.message), "step": .string(failure.step.rawValue), "code": .string(failure.error.code.name)])
-                } else {
-                    printError("\(failure)")
-                }
-                throw ExitCode(1)
+                try OnboardCommand.failed(failure, json: json)
+            }
+        }
+
+        private func listNetworks(_ options: ESPProvisioningOptions) async throws {
+            let networks: [ESPWiFiNetwork]
+            do throws(OnboardingFailure) {
+                networks = try await ESPProvisioning.scan(options: options)
+            } catch {
+                try OnboardCommand.write(error.trace, to: trace)
+                try OnboardCommand.failed(error, json: json)
+            }
+            if json {
+                printJSON(
+                    .array(
+                        networks.map {
+                            [
+                                "ssid": .string(String(decoding: $0.ssid, as: UTF8.self)), "rssi": .int(Int64($0.rssi)), "channel": .int(Int64($0.channel)),
+                                "auth": .int(Int64($0.auth.rawValue)),
+                            ]
+                        }))
+            } else {
+                for network in networks { printLine("\(String(decoding: network.ssid, as: UTF8.self))  \(network.rssi) dBm  channel \(network.channel)") }
             }
         }
     }
@@ -65,6 +85,15 @@ struct OnboardCommand: AsyncParsableCommand {
     static func write(_ trace: OnboardingTrace, to path: String?) throws {
         guard let path else { return }
         try Data(trace.json.serializedBytes()).write(to: URL(fileURLWithPath: path))
+    }
+
+    static func failed(_ failure: OnboardingFailure, json: Bool) throws -> Never {
+        if json {
+            printJSON(["message": .string(failure.error.message), "step": .string(failure.step.rawValue), "code": .string(failure.error.code.name)])
+        } else {
+            printError("\(failure)")
+        }
+        throw ExitCode(1)
     }
 
     /// `tether onboard airlink`: the smart-config encodings (ESP-Touch v1/v2, AirKiss).

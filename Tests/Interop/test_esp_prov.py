@@ -140,3 +140,26 @@ def test_sdk_no_device(tmp_path):
         port = s.getsockname()[1]
     result, out, _ = onboard(port, 1, "HomeNet", "pw", tmp_path, "x")
     assert result.returncode != 0 and out["step"] == "connecting_to_device" and out["code"] == "connectionFailed"
+
+
+@pytest.mark.parametrize("security", [1, 2])
+def test_scan(tmp_path, security):
+    # The device's network list before the user chooses ("AP+"), read by Espressif's client and by the SDK.
+    with Agent(tmp_path, security, "abcd1234" if security == 1 else None) as agent:
+        transport = prov_util.get_transport("softap", f"127.0.0.1:{agent.port}")
+        assert prov_util.has_capability(transport, "wifi_scan")
+        if security == 2:
+            session = prov_util.get_security(2, sec_patch_ver=1, username="wifiprov", password="abcd1234")
+        else:
+            session = prov_util.get_security(1, pop="abcd1234")
+        assert prov_util.establish_session(transport, session)
+        aps = prov_util.scan_wifi_APs("softap", transport, session)
+        assert [ap["ssid"] for ap in aps] == ["HomeNet", "Guest"]
+        assert aps[0]["rssi"] == -40 and aps[1]["auth"] == "Open" and aps[0]["auth"] == "WPA2_PSK"
+        extra = ["--pop", "abcd1234"] if security == 1 else ["--sec2-username", "wifiprov", "--sec2-password", "abcd1234"]
+        result = subprocess.run(
+            [os.path.join(BIN, "tether"), "onboard", "esp", "--device", f"127.0.0.1:{agent.port}", "--security", str(security), *extra,
+             "--scan", "--json"], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        listed = json.loads(result.stdout)
+        assert [n["ssid"] for n in listed] == ["HomeNet", "Guest"] and listed[0]["rssi"] == -40 and listed[1]["auth"] == 0

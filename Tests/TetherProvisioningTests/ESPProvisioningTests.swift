@@ -76,6 +76,21 @@ struct ESPProvisioningTests {
         for message in messages { #expect(try ESPWiFiConfigMessage(decoding: message.encoded()) == message) }
     }
 
+    @Test("prov-scan: every message round-trips, negative signal strengths included")
+    func scan() throws {
+        let networks = [
+            ESPWiFiNetwork(ssid: Array("HomeNet".utf8), channel: 6, rssi: -40, bssid: [2, 0, 0, 0, 0, 1], auth: .wpa2PSK),
+            ESPWiFiNetwork(ssid: Array("Open".utf8), channel: 11, rssi: -87, bssid: [], auth: .open),
+            ESPWiFiNetwork(ssid: [0xe6, 0xb5], channel: 1, rssi: 0, bssid: [], auth: ESPWiFiAuthMode(rawValue: 9)),
+        ]
+        let messages: [ESPWiFiScanMessage] = [
+            .start(blocking: true, groupChannels: 5), .startResponse(status: .success), .status, .statusResponse(status: .success, finished: true, count: 3),
+            .results(startIndex: 0, count: 100), .resultsResponse(status: .success, networks: networks),
+            .resultsResponse(status: .invalidArgument, networks: []),
+        ]
+        for message in messages { #expect(try ESPWiFiScanMessage(decoding: message.encoded()) == message) }
+    }
+
     @Test("malformed messages are typed errors, never a crash (bounded)")
     func malformed() throws {
         for bytes in [
@@ -88,6 +103,7 @@ struct ESPProvisioningTests {
             let bytes = (0..<Int(generator.next() % 24)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
             if let message = try? ESPSessionMessage(decoding: bytes) { #expect(try ESPSessionMessage(decoding: message.encoded()) == message) }
             if let message = try? ESPWiFiConfigMessage(decoding: bytes) { #expect(try ESPWiFiConfigMessage(decoding: message.encoded()) == message) }
+            if let message = try? ESPWiFiScanMessage(decoding: bytes) { #expect(try ESPWiFiScanMessage(decoding: message.encoded()) == message) }
         }
     }
 

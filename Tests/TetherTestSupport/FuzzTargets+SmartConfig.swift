@@ -33,6 +33,8 @@ extension FuzzTargets {
         ESPSessionMessage.sec0Command.encoded(), ESPSessionMessage.sec1Command0(clientPublicKey: [UInt8](repeating: 7, count: 32)).encoded(),
         ESPSessionMessage.sec2Command0(username: Array("wifiprov".utf8), clientPublicKey: [UInt8](repeating: 9, count: 384)).encoded(),
         ESPWiFiConfigMessage.setConfig(ssid: Array("myssid".utf8), passphrase: Array("mypassword".utf8)).encoded(),
+        ESPWiFiScanMessage.resultsResponse(status: .success, networks: [.init(ssid: [65], channel: 6, rssi: -40, bssid: [2, 0, 0, 0, 0, 1], auth: .wpa2PSK)])
+            .encoded(),
         ESPWiFiConfigMessage.getStatusResponse(ESPWiFiStatus(state: .connected, connected: .init(ipv4: "192.168.1.2", ssid: [1], channel: 6))).encoded(),
     ]
 
@@ -43,6 +45,9 @@ extension FuzzTargets {
         }
         if let message = try? ESPWiFiConfigMessage(decoding: bytes), (try? ESPWiFiConfigMessage(decoding: message.encoded())) != message {
             return "a prov-config message does not survive a round trip: \(message)"
+        }
+        if let message = try? ESPWiFiScanMessage(decoding: bytes), (try? ESPWiFiScanMessage(decoding: message.encoded())) != message {
+            return "a prov-scan message does not survive a round trip: \(message)"
         }
         return nil
     }
