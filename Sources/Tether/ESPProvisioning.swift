@@ -113,9 +113,12 @@ public enum ESPProvisioning {
                 switch status.state {
                 case .connected:
                     return status.ipv4 ?? ""
-                case .connectionFailed where status.failReason == .networkNotFound:
-                    throw TetherError(.wifiNetworkNotFound, "the device did not find the network")
                 case .connectionFailed:
+                    // Ready for other credentials on the next attempt, whatever the device says.
+                    if case .resetResponse(let answer) = try? await control(connection, .reset, session: &session, recorder: recorder) {
+                        recorder.record("reset", ["status": .string("\(answer)")])
+                    }
+                    if status.failReason == .networkNotFound { throw TetherError(.wifiNetworkNotFound, "the device did not find the network") }
                     throw TetherError(.wifiAuthenticationFailed, "the network refused the device's password")
                 case .connecting, .disconnected:
                     guard ContinuousClock.now < deadline else { throw TetherError(.timeout, "the device had not joined within \(options.joinTimeout)") }
@@ -175,6 +178,13 @@ public enum ESPProvisioning {
             throw OnboardingFailure(
                 step: step, error: error, trace: recorder.finish("failed", ["step": .string(step.rawValue), "code": .string(error.code.name)]))
         }
+    }
+
+    private static func control(
+        _ connection: HTTPKeepAliveConnection, _ message: ESPWiFiCtrlMessage, session: inout Session, recorder: OnboardingRecorder
+    ) async throws(TetherError) -> ESPWiFiCtrlMessage {
+        let body = try session.encrypt(message.encoded())
+        return try ESPWiFiCtrlMessage(decoding: try session.decrypt(try await post(connection, "prov-ctrl", body, recorder: recorder)))
     }
 
     private static func scanRequest(

@@ -159,6 +159,9 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
         case "prov-scan":
             let request = try ESPWiFiScanMessage(decoding: try decrypt(body))
             return try encrypt(scan(request).encoded())
+        case "prov-ctrl":
+            let request = try ESPWiFiCtrlMessage(decoding: try decrypt(body))
+            return try encrypt(control(request).encoded())
         default:
             throw TetherError(.invalidArgument, "no endpoint \(endpoint)")
         }
@@ -259,6 +262,22 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
             return .resultsResponse(status: .success, networks: Array(all[start..<min(all.count, start + count)]))
         case .startResponse, .statusResponse, .resultsResponse:
             return .statusResponse(status: .invalidArgument, finished: false, count: 0)
+        }
+    }
+
+    /// Reset and reprovision both forget the credentials and the failed join, so that the app can
+    /// send others on the same session.
+    private func control(_ request: ESPWiFiCtrlMessage) -> ESPWiFiCtrlMessage {
+        switch request {
+        case .reset, .reprovision:
+            guard wifi.state != .connected else {
+                return request == .reset ? .resetResponse(status: .invalidArgument) : .reprovisionResponse(status: .invalidArgument)
+            }
+            credentials = nil
+            wifi = ESPWiFiStatus(state: .disconnected)
+            return request == .reset ? .resetResponse(status: .success) : .reprovisionResponse(status: .success)
+        case .resetResponse, .reprovisionResponse:
+            return .resetResponse(status: .invalidArgument)
         }
     }
 

@@ -163,3 +163,24 @@ def test_scan(tmp_path, security):
         assert result.returncode == 0, result.stderr
         listed = json.loads(result.stdout)
         assert [n["ssid"] for n in listed] == ["HomeNet", "Guest"] and listed[0]["rssi"] == -40 and listed[1]["auth"] == 0
+
+
+@pytest.mark.parametrize("command", ["reset", "reprov"])
+def test_ctrl_after_a_failed_join(tmp_path, command):
+    # A wrong password, then prov-ctrl, then the right one on the same session: connected.
+    with Agent(tmp_path, 1, "abcd1234") as agent:
+        transport = prov_util.get_transport("softap", f"127.0.0.1:{agent.port}")
+        session = prov_util.get_security(1, pop="abcd1234")
+        assert prov_util.establish_session(transport, session)
+        assert prov_util.send_wifi_config(transport, session, "HomeNet", "wrong horse")
+        assert prov_util.apply_wifi_config(transport, session)
+        assert prov_util.get_wifi_config(transport, session) == "failed"
+        assert (prov_util.ctrl_reset if command == "reset" else prov_util.ctrl_reprov)(transport, session)
+        assert prov_util.get_wifi_config(transport, session) == "disconnected"
+        assert prov_util.send_wifi_config(transport, session, "HomeNet", "correct horse")
+        assert prov_util.apply_wifi_config(transport, session)
+        assert prov_util.get_wifi_config(transport, session) == "connected"
+        # Once connected there is nothing to reset: the device refuses.
+        with pytest.raises(RuntimeError, match="CtrlReset failed"):
+            prov_util.ctrl_reset(transport, session)
+    assert 'onboarded to Wi-Fi "HomeNet"' in agent.stderr

@@ -91,6 +91,14 @@ struct ESPProvisioningTests {
         for message in messages { #expect(try ESPWiFiScanMessage(decoding: message.encoded()) == message) }
     }
 
+    @Test("prov-ctrl: every message round-trips")
+    func control() throws {
+        for message in [ESPWiFiCtrlMessage.reset, .resetResponse(status: .success), .reprovision, .reprovisionResponse(status: .invalidArgument)] {
+            #expect(try ESPWiFiCtrlMessage(decoding: message.encoded()) == message)
+        }
+        #expect(throws: TetherError.self) { try ESPWiFiCtrlMessage(decoding: [0x08, 0x09]) }
+    }
+
     @Test("malformed messages are typed errors, never a crash (bounded)")
     func malformed() throws {
         for bytes in [

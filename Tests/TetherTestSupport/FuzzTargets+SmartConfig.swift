@@ -46,6 +46,9 @@ extension FuzzTargets {
         if let message = try? ESPWiFiConfigMessage(decoding: bytes), (try? ESPWiFiConfigMessage(decoding: message.encoded())) != message {
             return "a prov-config message does not survive a round trip: \(message)"
         }
+        if let message = try? ESPWiFiCtrlMessage(decoding: bytes), (try? ESPWiFiCtrlMessage(decoding: message.encoded())) != message {
+            return "a prov-ctrl message does not survive a round trip: \(message)"
+        }
         if let message = try? ESPWiFiScanMessage(decoding: bytes), (try? ESPWiFiScanMessage(decoding: message.encoded())) != message {
             return "a prov-scan message does not survive a round trip: \(message)"
         }
