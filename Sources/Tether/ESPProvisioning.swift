@@ -2,7 +2,7 @@ import TetherCore
 import TetherProvisioning
 
 /// How the SDK provisions an ESP-IDF device over its access point (SoftAP HTTP).
-public struct ESPProvisioningOptions: Sendable {
+public struct ESPProvisioningOptions: Sendable, CustomStringConvertible {
     /// The device's HTTP server: `192.168.4.1:80` on its access point.
     public var device: LANEndpoint
     /// protocomm security 0, 1 or 2.
@@ -14,6 +14,9 @@ public struct ESPProvisioningOptions: Sendable {
     public var sec2Password: String?
     /// How long each request and the connection may take.
     public var requestTimeout: Duration
+
+    /// Without the PoP and the SRP password.
+    public var description: String { "ESPProvisioningOptions(\(device), security \(security))" }
     /// How long the device may take to join the network.
     public var joinTimeout: Duration
     /// Time between status polls while it joins.
@@ -94,7 +97,7 @@ public enum ESPProvisioning {
             recorder.record("version", ["document": .string(String(decoding: version.prefix(512), as: UTF8.self))])
             step = .establishingSession
             progress(step)
-            let patchVersion = (try? JSONValue.parse(version))?["prov"]?["sec_patch_ver"]?.numberValue.map { Int($0) } ?? 0
+            let patchVersion = Self.patchVersion((try? JSONValue.parse(version))?["prov"])
             var session = try await establish(connection, options: options, patchVersion: patchVersion, recorder: recorder)
             step = .sendingCredentials
             progress(step)
@@ -144,7 +147,7 @@ public enum ESPProvisioning {
                     connection throws(TetherError) in
                     let version = try await post(connection, "proto-ver", Array("---".utf8), recorder: recorder)
                     let prov = (try? JSONValue.parse(version))?["prov"]
-                    let patchVersion = prov?["sec_patch_ver"]?.numberValue.map { Int($0) } ?? 0
+                    let patchVersion = Self.patchVersion(prov)
                     step = .establishingSession
                     var session = try await establish(connection, options: options, patchVersion: patchVersion, recorder: recorder)
                     step = .scanningNetworks
@@ -192,6 +195,11 @@ public enum ESPProvisioning {
     ) async throws(TetherError) -> ESPWiFiScanMessage {
         let body = try session.encrypt(message.encoded())
         return try ESPWiFiScanMessage(decoding: try session.decrypt(try await post(connection, "prov-scan", body, recorder: recorder)))
+    }
+
+    /// `sec_patch_ver` from `proto-ver`: 1 only when the device says exactly 1.
+    static func patchVersion(_ prov: JSONValue?) -> Int {
+        prov?["sec_patch_ver"] == .int(1) ? 1 : 0
     }
 
     enum Session {

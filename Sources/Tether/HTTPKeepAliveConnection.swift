@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 import TetherCore
 
 /// One HTTP/1.1 connection kept for a sequence of requests, as ESP-IDF provisioning needs (the
@@ -14,21 +15,27 @@ final class HTTPKeepAliveConnection {
 
     private var inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator
     private let outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
+    /// Closed when a request outlives its deadline, which ends the wait for its answer.
+    private let channel: any Channel
+    private let requestTimeout: Duration
     private let host: String
     private var cookie: String?
     let maximumBody: Int
 
     private init(
         inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator, outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>,
-        host: String, maximumBody: Int
+        channel: any Channel, requestTimeout: Duration, host: String, maximumBody: Int
     ) {
         self.inbound = inbound
         self.outbound = outbound
+        self.channel = channel
+        self.requestTimeout = requestTimeout
         self.host = host
         self.maximumBody = maximumBody
     }
 
-    /// Connects, runs `body` with the connection, and closes it.
+    /// Connects, runs `body` with the connection, and closes it. `timeout` bounds connecting and
+    /// each request.
     static func withConnection<Result>(
         host: String, port: Int, timeout: Duration, maximumBody: Int = 64 * 1024, _ body: (HTTPKeepAliveConnection) async throws(TetherError) -> Result
     ) async throws(TetherError) -> Result {
@@ -48,7 +55,9 @@ final class HTTPKeepAliveConnection {
         var outcome: Swift.Result<Result, TetherError>?
         do {
             try await channel.executeThenClose { inbound, outbound in
-                let connection = HTTPKeepAliveConnection(inbound: inbound.makeAsyncIterator(), outbound: outbound, host: host, maximumBody: maximumBody)
+                let connection = HTTPKeepAliveConnection(
+                    inbound: inbound.makeAsyncIterator(), outbound: outbound, channel: channel.channel, requestTimeout: timeout, host: host,
+                    maximumBody: maximumBody)
                 do throws(TetherError) {
                     outcome = .success(try await body(connection))
                 } catch {
@@ -65,6 +74,21 @@ final class HTTPKeepAliveConnection {
     /// POSTs `body` to `path` and returns the answer. Throws `connectionClosed` when the device
     /// drops the connection, `frameTooLarge` past the body limit.
     func post(_ path: String, body: [UInt8]) async throws(TetherError) -> Response {
+        let channel = self.channel
+        let expired = ExpiryFlag()
+        let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(requestTimeout)) {
+            expired.fire()
+            channel.close(promise: nil)
+        }
+        defer { deadline.cancel() }
+        do {
+            return try await exchange(path, body: body)
+        } catch  where expired.fired {
+            throw TetherError(.timeout, "the device did not answer \(path) within \(requestTimeout)")
+        }
+    }
+
+    private func exchange(_ path: String, body: [UInt8]) async throws(TetherError) -> Response {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: host)
         headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
@@ -103,4 +127,10 @@ final class HTTPKeepAliveConnection {
             }
         }
     }
+}
+
+private final class ExpiryFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func fire() { value.store(true, ordering: .relaxed) }
+    var fired: Bool { value.load(ordering: .relaxed) }
 }

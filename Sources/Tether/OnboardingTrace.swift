@@ -44,10 +44,17 @@ public struct OnboardingTrace: Sendable, Hashable {
     public var mode: String
     public private(set) var entries: [Entry] = []
     public private(set) var outcome: String?
+    /// Entries left out past ``maximumEntries`` (a flood of datagrams must not grow it without end).
+    public private(set) var dropped = 0
+    public static let maximumEntries = 1000
 
     public init(mode: String) { self.mode = mode }
 
     mutating func record(_ event: String, at milliseconds: Int64, _ detail: JSONObject = [:]) {
+        guard entries.count < Self.maximumEntries || event == "outcome" else {
+            dropped += 1
+            return
+        }
         entries.append(Entry(milliseconds: milliseconds, event: event, detail: detail))
     }
 
@@ -59,7 +66,7 @@ public struct OnboardingTrace: Sendable, Hashable {
     /// `{"mode", "outcome", "entries": [{"t_ms", "event", ...}]}`.
     public var json: JSONValue {
         .object([
-            "mode": .string(mode), "outcome": outcome.map(JSONValue.string) ?? .null,
+            "mode": .string(mode), "outcome": outcome.map(JSONValue.string) ?? .null, "dropped_entries": .int(Int64(dropped)),
             "entries": .array(entries.map { entry in .object(entry.detail.merging(["t_ms": .int(entry.milliseconds), "event": .string(entry.event)])) }),
         ])
     }

@@ -112,6 +112,17 @@ public enum SmartConfig {
                 "encoding": .string(options.encoding.rawValue), "ssid_bytes": .int(Int64(credentials.ssid.count)),
                 "password_bytes": .int(Int64(credentials.password.count)), "answer_port": .int(Int64(options.answerPort)),
             ])
+        let target = options.target ?? LANEndpoint(host: "255.255.255.255", port: options.encoding.port)
+        var resolved = options
+        if resolved.encoding == .espTouchV1, resolved.phoneIP == [0, 0, 0, 0] {
+            // The device answers to the address in the data: this phone's on the way to the target.
+            guard let ip = await Self.localAddress(toward: target) else {
+                throw fail(.preparing, TetherError(.bindFailed, "cannot tell this phone's address toward \(target); give SmartConfigOptions.phoneIP"))
+            }
+            resolved.phoneIP = ip
+            recorder.record("phone_address", ["ip": .string(ip.map(String.init).joined(separator: "."))])
+        }
+        let options = resolved
         let cycle: [Int]
         let random = options.airKissRandom ?? UInt8.random(in: 0...126)
         do throws(TetherError) {
@@ -119,7 +130,6 @@ public enum SmartConfig {
         } catch {
             throw fail(.preparing, error)
         }
-        let target = options.target ?? LANEndpoint(host: "255.255.255.255", port: options.encoding.port)
         let sockets: (send: any Channel, answers: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, Never>)
         do {
             sockets = try await Self.open(listenHost: options.listenHost, answerPort: options.answerPort)
@@ -137,8 +147,10 @@ public enum SmartConfig {
                     return .failure(error)
                 }
             }
+            let ownPort = sockets.send.localAddress?.port
             group.addTask {
-                await Self.answer(on: sockets.answers, credentials: credentials, encoding: options.encoding, random: random, recorder: recorder)
+                await Self.answer(
+                    on: sockets.answers, ignoring: ownPort, credentials: credentials, encoding: options.encoding, random: random, recorder: recorder)
             }
             group.addTask {
                 try? await Task.sleep(for: options.timeout)
@@ -180,6 +192,19 @@ public enum SmartConfig {
         }
     }
 
+    /// The local IPv4 address a datagram to `target` would leave from (no datagram is sent).
+    static func localAddress(toward target: LANEndpoint) async -> [UInt8]? {
+        guard
+            let channel = try? await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.socketOption(.so_broadcast), value: 1)
+                .connect(host: target.host, port: target.port).get()
+        else { return nil }
+        defer { channel.close(promise: nil) }
+        guard let text = channel.localAddress?.ipAddress else { return nil }
+        let parts = text.split(separator: ".").compactMap { UInt8($0) }
+        return parts.count == 4 && parts != [0, 0, 0, 0] ? parts : nil
+    }
+
     private static func open(
         listenHost: String, answerPort: Int
     ) async throws -> (send: any Channel, answers: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, Never>) {
@@ -213,7 +238,9 @@ public enum SmartConfig {
         } catch {
             throw TetherError(.connectionFailed, "cannot resolve \(target.host)")
         }
-        let filler = ByteBuffer(repeating: 0x31, count: (cycle.max() ?? 0) + 1)
+        // Above 126, so never AirKiss's random byte: our own broadcasts, looped back to the answer
+        // port, must not count as the device's answer.
+        let filler = ByteBuffer(repeating: 0xFF, count: (cycle.max() ?? 0) + 1)
         var rounds = 0
         while !Task.isCancelled {
             for length in cycle {
@@ -240,13 +267,15 @@ public enum SmartConfig {
 
     /// The first answer that is this encoding's acknowledgement for these credentials.
     private static func answer(
-        on socket: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, Never>, credentials: SmartConfigCredentials, encoding: SmartConfigEncoding,
-        random: UInt8, recorder: OnboardingRecorder
+        on socket: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, Never>, ignoring ownPort: Int?, credentials: SmartConfigCredentials,
+        encoding: SmartConfigEncoding, random: UInt8, recorder: OnboardingRecorder
     ) async -> Result<(mac: String?, ip: String), TetherError>? {
         var counter = SmartConfigAcknowledgement.AirKissCounter(random: random)
         do {
             return try await socket.executeThenClose { inbound in
                 for try await envelope in inbound {
+                    // Our own datagrams, when the answer port is also where we send (AirKiss).
+                    if let ownPort, envelope.remoteAddress.port == ownPort { continue }
                     let bytes = Array(envelope.data.readableBytesView)
                     let source = envelope.remoteAddress.ipAddress ?? "?"
                     recorder.record("answer_received", ["from": .string(source), "bytes": .int(Int64(bytes.count))])

@@ -2,11 +2,12 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 public import TetherCore
 import TetherProvisioning
 
 /// How a simulated device offers ESP-IDF provisioning over SoftAP HTTP.
-public struct ESPProvisioningConfiguration: Sendable {
+public struct ESPProvisioningConfiguration: Sendable, CustomStringConvertible {
     public var host: String
     /// ESP-IDF: port 80 on 192.168.4.1; 0 lets the system choose.
     public var port: Int
@@ -20,6 +21,9 @@ public struct ESPProvisioningConfiguration: Sendable {
     /// Security 2's `sec_patch_ver`: 1 counts the GCM nonce, 0 reuses it (old firmware).
     public var sec2PatchVersion: Int
     public var router: SimulatedRouter
+
+    /// Without the PoP and the SRP password.
+    public var description: String { "ESPProvisioningConfiguration(\(host):\(port), security \(security))" }
 
     public init(
         host: String = "0.0.0.0", port: Int = 80, security: Int = 1, pop: [UInt8] = [], sec2Username: String = "wifiprov",
@@ -45,11 +49,16 @@ public final class ESPProvisioningServer: Sendable {
     public let configuration: ESPProvisioningConfiguration
     let logger: Logger
     private let bound = AsyncPromise<Int, TetherError>()
+    /// Security 2's salt and verifier, made once as firmware stores them.
+    let sec2Credential: ESPSecurity2.Credential
+    /// Open client connections, closed when the server stops.
+    private let connections = Mutex<[ObjectIdentifier: any Channel]>([:])
 
     public init(device: VirtualDevice, configuration: ESPProvisioningConfiguration, logger: Logger = Logger(label: "tether.agent.esp-prov")) {
         self.device = device
         self.configuration = configuration
         self.logger = logger
+        self.sec2Credential = ESPSecurity2.Credential(username: configuration.sec2Username, password: configuration.sec2Password)
     }
 
     /// The TCP port, once listening.
@@ -64,7 +73,10 @@ public final class ESPProvisioningServer: Sendable {
             server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
+                    let key = ObjectIdentifier(channel)
+                    self.connections.withLock { $0[key] = channel }
+                    channel.closeFuture.whenComplete { _ in _ = self.connections.withLock { $0.removeValue(forKey: key) } }
+                    return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                         try channel.pipeline.syncOperations.addHandler(ESPProvisioningHandler(server: self))
                     }
@@ -80,6 +92,7 @@ public final class ESPProvisioningServer: Sendable {
             try? await server.closeFuture.get()
         } onCancel: {
             server.close(promise: nil)
+            for connection in self.connections.withLock({ Array($0.values) }) { connection.close(promise: nil) }
         }
     }
 
@@ -127,7 +140,10 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
             self.head = head
             body = []
         case .body(var buffer):
+            guard head != nil else { return }
             guard body.count + buffer.readableBytes <= Self.maximumBody else {
+                // One answer per request: the rest of this one is dropped with the connection.
+                head = nil
                 respond(context, status: .payloadTooLarge, [])
                 context.close(promise: nil)
                 return
@@ -193,8 +209,7 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
             }
         case .sec2Command0:
             let configuration = server.configuration
-            var device = ESPSecurity2.Device(
-                username: configuration.sec2Username, password: configuration.sec2Password, patchVersion: configuration.sec2PatchVersion)
+            var device = ESPSecurity2.Device(credential: server.sec2Credential, patchVersion: configuration.sec2PatchVersion)
             let answer = try device.respond(to: message)
             security = .two(device)
             return answer
@@ -259,7 +274,7 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
         case .results(let start, let count):
             let all = heard
             guard start >= 0, count >= 0, start <= all.count else { return .resultsResponse(status: .invalidArgument, networks: []) }
-            return .resultsResponse(status: .success, networks: Array(all[start..<min(all.count, start + count)]))
+            return .resultsResponse(status: .success, networks: Array(all[start..<(start + min(count, all.count - start))]))
         case .startResponse, .statusResponse, .resultsResponse:
             return .statusResponse(status: .invalidArgument, finished: false, count: 0)
         }
@@ -314,7 +329,7 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
         headers.add(name: "Content-Length", value: String(bytes.count))
         if !cookieSent {
             // esp-rainmaker-cli copies exactly this spelling into its Cookie header.
-            headers.add(name: "Set-Cookie", value: "session=\(ObjectIdentifier(self).hashValue & 0x7FFF_FFFF)")
+            headers.add(name: "Set-Cookie", value: "session=\(UInt64.random(in: 1...UInt64.max))")
             cookieSent = true
         }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)

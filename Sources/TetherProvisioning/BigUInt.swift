@@ -1,6 +1,8 @@
 /// Unsigned integers of a few thousand bits, for SRP-6a: big-endian bytes in and out, the few
 /// plain operations SRP needs, and arithmetic modulo an odd modulus through Montgomery
-/// multiplication. Not constant-time: SRP's secrets are ephemeral per session.
+/// multiplication. Not constant-time: the exponents include the password-derived x on the app's
+/// side, so a peer that can time many sessions learns something; a constant-time ladder is noted
+/// as future work.
 struct BigUInt: Hashable, Sendable, Comparable {
     /// Little-endian 64-bit limbs, without high zero limbs (zero is empty).
     private(set) var limbs: [UInt64]

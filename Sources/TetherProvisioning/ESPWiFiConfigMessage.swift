@@ -82,7 +82,7 @@ public enum ESPWiFiConfigMessage: Sendable, Hashable {
             }
             if let attempts = status.attemptsRemaining {
                 var failed = ProtobufWriter()
-                failed.varint(1, UInt64(attempts))
+                failed.varint(1, UInt64(truncatingIfNeeded: attempts))
                 inner.lengthDelimited(12, failed.bytes, always: true)
             }
             message.lengthDelimited(11, inner.bytes, always: true)
@@ -91,7 +91,7 @@ public enum ESPWiFiConfigMessage: Sendable, Hashable {
             inner.lengthDelimited(1, ssid)
             inner.lengthDelimited(2, passphrase)
             inner.lengthDelimited(3, bssid)
-            inner.varint(4, UInt64(channel))
+            inner.varint(4, UInt64(truncatingIfNeeded: channel))
             message.lengthDelimited(12, inner.bytes, always: true)
         case .setConfigResponse(let status):
             message.varint(1, 3)

@@ -49,8 +49,8 @@ public enum ESPWiFiScanMessage: Sendable, Hashable {
         case .start(let blocking, let passive, let groups, let period):
             inner.varint(1, blocking ? 1 : 0)
             inner.varint(2, passive ? 1 : 0)
-            inner.varint(3, UInt64(groups))
-            inner.varint(4, UInt64(period))
+            inner.varint(3, UInt64(truncatingIfNeeded: groups))
+            inner.varint(4, UInt64(truncatingIfNeeded: period))
             message.lengthDelimited(10, inner.bytes, always: true)
         case .startResponse(let status):
             message.varint(1, 1)
@@ -63,12 +63,12 @@ public enum ESPWiFiScanMessage: Sendable, Hashable {
             message.varint(1, 3)
             message.varint(2, status.rawValue)
             inner.varint(1, finished ? 1 : 0)
-            inner.varint(2, UInt64(count))
+            inner.varint(2, UInt64(truncatingIfNeeded: count))
             message.lengthDelimited(13, inner.bytes, always: true)
         case .results(let start, let count):
             message.varint(1, 4)
-            inner.varint(1, UInt64(start))
-            inner.varint(2, UInt64(count))
+            inner.varint(1, UInt64(truncatingIfNeeded: start))
+            inner.varint(2, UInt64(truncatingIfNeeded: count))
             message.lengthDelimited(14, inner.bytes, always: true)
         case .resultsResponse(let status, let networks):
             message.varint(1, 5)
@@ -76,7 +76,7 @@ public enum ESPWiFiScanMessage: Sendable, Hashable {
             for network in networks {
                 var entry = ProtobufWriter()
                 entry.lengthDelimited(1, network.ssid)
-                entry.varint(2, UInt64(network.channel))
+                entry.varint(2, UInt64(truncatingIfNeeded: network.channel))
                 entry.varint(3, UInt64(bitPattern: Int64(network.rssi)))
                 entry.lengthDelimited(4, network.bssid)
                 entry.varint(5, network.auth.rawValue)

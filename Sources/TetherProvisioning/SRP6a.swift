@@ -166,6 +166,20 @@ public enum ESPSecurity2 {
         }
     }
 
+    /// What a device stores for one username: the salt and the verifier (as `esp_prov`'s
+    /// `sec2_gen_salt_verifier` makes them for firmware), made once; not the password.
+    public struct Credential: Sendable {
+        let username: [UInt8]
+        let salt: [UInt8]
+        let verifier: BigUInt
+
+        public init(username: String, password: String, salt: [UInt8]? = nil) {
+            self.username = Array(username.utf8)
+            self.salt = salt ?? SystemRandomBytes.bytes(16)
+            self.verifier = SRP6a.verifier(salt: self.salt, username: self.username, password: Array(password.utf8))
+        }
+    }
+
     /// The device's side: it holds the salt and verifier for one username.
     public struct Device: Sendable {
         let username: [UInt8]
@@ -177,15 +191,18 @@ public enum ESPSecurity2 {
         private var pending: (a: BigUInt, publicKey: BigUInt, key: [UInt8])?
         private var cipher: Cipher?
 
-        /// The salt and verifier made from the username and password (as `esp_prov`'s
-        /// `sec2_gen_salt_verifier` makes them for firmware).
-        public init(username: String, password: String, patchVersion: Int = 1, salt: [UInt8]? = nil, ephemeral: [UInt8]? = nil, nonce: [UInt8]? = nil) {
-            self.username = Array(username.utf8)
-            self.salt = salt ?? SystemRandomBytes.bytes(16)
-            self.verifier = SRP6a.verifier(salt: self.salt, username: self.username, password: Array(password.utf8))
+        public init(credential: Credential, patchVersion: Int = 1, ephemeral: [UInt8]? = nil, nonce: [UInt8]? = nil) {
+            self.username = credential.username
+            self.salt = credential.salt
+            self.verifier = credential.verifier
             self.patchVersion = patchVersion
             self.b = BigUInt(bytes: ephemeral ?? SystemRandomBytes.bytes(32))
             self.nonce = nonce ?? SystemRandomBytes.bytes(12)
+        }
+
+        public init(username: String, password: String, patchVersion: Int = 1, salt: [UInt8]? = nil, ephemeral: [UInt8]? = nil, nonce: [UInt8]? = nil) {
+            self.init(
+                credential: Credential(username: username, password: password, salt: salt), patchVersion: patchVersion, ephemeral: ephemeral, nonce: nonce)
         }
 
         public var isEstablished: Bool { cipher != nil }

@@ -184,3 +184,28 @@ def test_ctrl_after_a_failed_join(tmp_path, command):
         with pytest.raises(RuntimeError, match="CtrlReset failed"):
             prov_util.ctrl_reset(transport, session)
     assert 'onboarded to Wi-Fi "HomeNet"' in agent.stderr
+
+
+def test_hostile_requests_are_refused_and_the_device_carries_on(tmp_path):
+    import http.client
+    with Agent(tmp_path, 0) as agent:
+        def post(connection, path, body):
+            connection.request("POST", path, body, {"Content-type": "application/x-www-form-urlencoded"})
+            response = connection.getresponse()
+            return response.status, response.read()
+
+        connection = http.client.HTTPConnection("127.0.0.1", agent.port, timeout=10)
+        assert post(connection, "/prov-session", bytes.fromhex("5203a20100"))[0] == 200
+        # A scan page far past the end, with a count that would overflow: an empty, typed answer.
+        status, body = post(connection, "/prov-scan", bytes.fromhex("0804720c0801") + bytes.fromhex("10ffffffffffffffff7f"))
+        assert status == 200
+        # Garbage where a message belongs: refused.
+        assert post(connection, "/prov-config", b"\xff\xff\xff")[0] == 400
+        assert post(connection, "/no-such-endpoint", b"x")[0] == 404
+        # A body over the limit: one 413, and the connection closed.
+        assert post(connection, "/prov-config", b"\x00" * (16 * 1024 + 1))[0] == 413
+        connection.close()
+        again = http.client.HTTPConnection("127.0.0.1", agent.port, timeout=10)
+        assert json.loads(post(again, "/proto-ver", b"---")[1])["prov"]["sec_ver"] == 0
+        again.close()
+    assert agent.process.returncode in (0, -15)
