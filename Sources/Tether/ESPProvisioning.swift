@@ -184,14 +184,14 @@ public enum ESPProvisioning {
     }
 
     private static func control(
-        _ connection: HTTPKeepAliveConnection, _ message: ESPWiFiCtrlMessage, session: inout Session, recorder: OnboardingRecorder
+        _ connection: HTTPKeepAliveConnection, _ message: ESPWiFiCtrlMessage, session: inout any ESPClientSecurity, recorder: OnboardingRecorder
     ) async throws(TetherError) -> ESPWiFiCtrlMessage {
         let body = try session.encrypt(message.encoded())
         return try ESPWiFiCtrlMessage(decoding: try session.decrypt(try await post(connection, "prov-ctrl", body, recorder: recorder)))
     }
 
     private static func scanRequest(
-        _ connection: HTTPKeepAliveConnection, _ message: ESPWiFiScanMessage, session: inout Session, recorder: OnboardingRecorder
+        _ connection: HTTPKeepAliveConnection, _ message: ESPWiFiScanMessage, session: inout any ESPClientSecurity, recorder: OnboardingRecorder
     ) async throws(TetherError) -> ESPWiFiScanMessage {
         let body = try session.encrypt(message.encoded())
         return try ESPWiFiScanMessage(decoding: try session.decrypt(try await post(connection, "prov-scan", body, recorder: recorder)))
@@ -202,39 +202,9 @@ public enum ESPProvisioning {
         prov?["sec_patch_ver"] == .int(1) ? 1 : 0
     }
 
-    enum Session {
-        case zero
-        case one(ESPSecurity1.Client)
-        case two(ESPSecurity2.Client)
-
-        mutating func encrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-            switch self {
-            case .zero: return bytes
-            case .one(var client):
-                defer { self = .one(client) }
-                return try client.encrypt(bytes)
-            case .two(var client):
-                defer { self = .two(client) }
-                return try client.encrypt(bytes)
-            }
-        }
-
-        mutating func decrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-            switch self {
-            case .zero: return bytes
-            case .one(var client):
-                defer { self = .one(client) }
-                return try client.decrypt(bytes)
-            case .two(var client):
-                defer { self = .two(client) }
-                return try client.decrypt(bytes)
-            }
-        }
-    }
-
     private static func establish(
         _ connection: HTTPKeepAliveConnection, options: ESPProvisioningOptions, patchVersion: Int, recorder: OnboardingRecorder
-    ) async throws(TetherError) -> Session {
+    ) async throws(TetherError) -> any ESPClientSecurity {
         func exchange(_ message: ESPSessionMessage) async throws(TetherError) -> ESPSessionMessage {
             do {
                 return try ESPSessionMessage(decoding: try await post(connection, "prov-session", message.encoded(), recorder: recorder))
@@ -243,29 +213,21 @@ public enum ESPProvisioning {
                     .sessionNegotiationFailed, "the device refused the handshake (\(error.message)): a wrong proof of possession, or another security version?")
             }
         }
-        switch options.security {
-        case 0:
-            guard case .sec0Response(.success) = try await exchange(.sec0Command) else {
-                throw TetherError(.sessionNegotiationFailed, "the device refused security 0")
+        var session: any ESPClientSecurity =
+            switch options.security {
+            case 0: ESPSecurity0.Client()
+            case 2: ESPSecurity2.Client(username: options.sec2Username ?? "", password: options.sec2Password ?? "", patchVersion: patchVersion)
+            default: try ESPSecurity1.Client(pop: Array((options.pop ?? "").utf8))
             }
-            return .zero
-        case 2:
-            var client = ESPSecurity2.Client(username: options.sec2Username ?? "", password: options.sec2Password ?? "", patchVersion: patchVersion)
-            let command1 = try client.command1(after: try await exchange(client.command0()))
-            try client.finish(after: try await exchange(command1))
-            recorder.record("session_established", ["security": 2, "sec_patch_ver": .int(Int64(patchVersion))])
-            return .two(client)
-        default:
-            var client = try ESPSecurity1.Client(pop: Array((options.pop ?? "").utf8))
-            let command1 = try client.command1(after: try await exchange(client.command0()))
-            try client.finish(after: try await exchange(command1))
-            recorder.record("session_established", ["security": 1])
-            return .one(client)
+        if let command1 = try session.command1(after: try await exchange(session.command0())) {
+            try session.finish(after: try await exchange(command1))
         }
+        recorder.record("session_established", ["security": .int(Int64(options.security)), "sec_patch_ver": .int(Int64(patchVersion))])
+        return session
     }
 
     private static func config(
-        _ connection: HTTPKeepAliveConnection, _ message: ESPWiFiConfigMessage, session: inout Session, recorder: OnboardingRecorder
+        _ connection: HTTPKeepAliveConnection, _ message: ESPWiFiConfigMessage, session: inout any ESPClientSecurity, recorder: OnboardingRecorder
     ) async throws(TetherError) -> ESPWiFiConfigMessage {
         let body = try session.encrypt(message.encoded())
         let answer = try session.decrypt(try await post(connection, "prov-config", body, recorder: recorder))

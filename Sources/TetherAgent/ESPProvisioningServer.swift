@@ -114,17 +114,11 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private enum Security {
-        case none
-        case zero(established: Bool)
-        case one(ESPSecurity1.Device)
-        case two(ESPSecurity2.Device)
-    }
-
     private let server: ESPProvisioningServer
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
-    private var security = Security.none
+    /// The connection's security session, once a client began one.
+    private var security: (any ESPDeviceSecurity)?
     private var cookieSent = false
     private var credentials: (ssid: [UInt8], password: [UInt8])?
     private var wifi = ESPWiFiStatus(state: .disconnected)
@@ -188,74 +182,37 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
         guard message.securityVersion == wanted else {
             throw TetherError(.sessionNegotiationFailed, "security \(message.securityVersion) asked for; this device speaks \(wanted)")
         }
+        var session: any ESPDeviceSecurity
         switch message {
-        case .sec0Command:
-            security = .zero(established: true)
-            return .sec0Response(status: .success)
-        case .sec1Command0:
-            var device = try ESPSecurity1.Device(pop: server.configuration.pop)
-            let answer = try device.respond(to: message)
-            security = .one(device)
-            return answer
-        case .sec1Command1:
-            guard case .one(var device) = security else { throw TetherError(.sessionNegotiationFailed, "Command1 before Command0") }
-            do throws(TetherError) {
-                let answer = try device.respond(to: message)
-                security = .one(device)
-                return answer
-            } catch {
-                security = .none
-                throw error
-            }
-        case .sec2Command0:
-            let configuration = server.configuration
-            var device = ESPSecurity2.Device(credential: server.sec2Credential, patchVersion: configuration.sec2PatchVersion)
-            let answer = try device.respond(to: message)
-            security = .two(device)
-            return answer
-        case .sec2Command1:
-            guard case .two(var device) = security else { throw TetherError(.sessionNegotiationFailed, "Command1 before Command0") }
-            do throws(TetherError) {
-                let answer = try device.respond(to: message)
-                security = .two(device)
-                return answer
-            } catch {
-                security = .none
-                throw error
-            }
+        case .sec0Command: session = ESPSecurity0.Device()
+        case .sec1Command0: session = try ESPSecurity1.Device(pop: server.configuration.pop)
+        case .sec2Command0: session = ESPSecurity2.Device(credential: server.sec2Credential, patchVersion: server.configuration.sec2PatchVersion)
+        case .sec1Command1, .sec2Command1:
+            guard let current = security else { throw TetherError(.sessionNegotiationFailed, "Command1 before Command0") }
+            session = current
         default:
             throw TetherError(.sessionNegotiationFailed, "\(message) is not a client's message")
+        }
+        do throws(TetherError) {
+            let answer = try session.respond(to: message)
+            security = session
+            return answer
+        } catch {
+            security = nil
+            throw error
         }
     }
 
     private func decrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-        switch security {
-        case .zero(true): return bytes
-        case .one(var device) where device.isEstablished:
-            let clear = try device.decrypt(bytes)
-            security = .one(device)
-            return clear
-        case .two(var device) where device.isEstablished:
-            let clear = try device.decrypt(bytes)
-            security = .two(device)
-            return clear
-        default: throw TetherError(.sessionNegotiationFailed, "no provisioning session on this connection")
-        }
+        guard var session = security, session.isEstablished else { throw TetherError(.sessionNegotiationFailed, "no provisioning session on this connection") }
+        defer { security = session }
+        return try session.decrypt(bytes)
     }
 
     private func encrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-        switch security {
-        case .one(var device):
-            let sealed = try device.encrypt(bytes)
-            security = .one(device)
-            return sealed
-        case .two(var device):
-            let sealed = try device.encrypt(bytes)
-            security = .two(device)
-            return sealed
-        case .none, .zero:
-            return bytes
-        }
+        guard var session = security else { return bytes }
+        defer { security = session }
+        return try session.encrypt(bytes)
     }
 
     /// The router's networks, strongest first, as the device would hear them.

@@ -54,7 +54,7 @@ public enum ESPSecurity1 {
     }
 
     /// The app's side.
-    public struct Client: Sendable {
+    public struct Client: ESPClientSecurity {
         private let privateKey: Curve25519.KeyAgreement.PrivateKey
         private let pop: [UInt8]
         private var devicePublicKey: [UInt8] = []
@@ -78,7 +78,7 @@ public enum ESPSecurity1 {
         public func command0() -> ESPSessionMessage { .sec1Command0(clientPublicKey: publicKey) }
 
         /// Reads Response0 and answers Command1 (the device's key, encrypted: the proof).
-        public mutating func command1(after response: ESPSessionMessage) throws(TetherError) -> ESPSessionMessage {
+        public mutating func command1(after response: ESPSessionMessage) throws(TetherError) -> ESPSessionMessage? {
             guard case .sec1Response0(let status, let deviceKey, let random) = response else {
                 throw TetherError(.sessionNegotiationFailed, "step 1: the device answered \(response) instead of Response0")
             }
@@ -113,15 +113,14 @@ public enum ESPSecurity1 {
         public mutating func decrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] { try apply(bytes) }
 
         private mutating func apply(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-            guard isEstablished, var stream = keystream else { throw TetherError(.sessionNegotiationFailed, "no security 1 session yet") }
-            let output = try stream.apply(bytes)
-            keystream = stream
-            return output
+            var stream = isEstablished ? keystream : nil
+            defer { if isEstablished { keystream = stream } }
+            return try withEstablished(&stream) { (stream: inout AESCTRKeystream) throws(TetherError) in try stream.apply(bytes) }
         }
     }
 
     /// The device's side.
-    public struct Device: Sendable {
+    public struct Device: ESPDeviceSecurity {
         private let privateKey: Curve25519.KeyAgreement.PrivateKey
         private let pop: [UInt8]
         private let random: [UInt8]
@@ -170,10 +169,9 @@ public enum ESPSecurity1 {
         public mutating func decrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] { try apply(bytes) }
 
         private mutating func apply(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-            guard isEstablished, var stream = keystream else { throw TetherError(.sessionNegotiationFailed, "no security 1 session yet") }
-            let output = try stream.apply(bytes)
-            keystream = stream
-            return output
+            var stream = isEstablished ? keystream : nil
+            defer { if isEstablished { keystream = stream } }
+            return try withEstablished(&stream) { (stream: inout AESCTRKeystream) throws(TetherError) in try stream.apply(bytes) }
         }
     }
 }

@@ -96,7 +96,7 @@ public enum ESPSecurity2 {
     }
 
     /// The app's side.
-    public struct Client: Sendable {
+    public struct Client: ESPClientSecurity {
         let username: [UInt8]
         let password: [UInt8]
         let patchVersion: Int
@@ -122,7 +122,7 @@ public enum ESPSecurity2 {
         public func command0() -> ESPSessionMessage { .sec2Command0(username: username, clientPublicKey: publicKey.bytes) }
 
         /// Response0 (B, salt) → Command1 (the proof M).
-        public mutating func command1(after response: ESPSessionMessage) throws(TetherError) -> ESPSessionMessage {
+        public mutating func command1(after response: ESPSessionMessage) throws(TetherError) -> ESPSessionMessage? {
             guard case .sec2Response0(let status, let deviceKey, let salt) = response, status == .success else {
                 throw TetherError(.sessionNegotiationFailed, "step 1: the device refused the session or answered \(response)")
             }
@@ -154,15 +154,11 @@ public enum ESPSecurity2 {
         }
 
         public mutating func encrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-            guard var cipher else { throw TetherError(.sessionNegotiationFailed, "no security 2 session yet") }
-            defer { self.cipher = cipher }
-            return try cipher.seal(bytes)
+            try withEstablished(&cipher) { (cipher: inout Cipher) throws(TetherError) in try cipher.seal(bytes) }
         }
 
         public mutating func decrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-            guard var cipher else { throw TetherError(.sessionNegotiationFailed, "no security 2 session yet") }
-            defer { self.cipher = cipher }
-            return try cipher.open(bytes)
+            try withEstablished(&cipher) { (cipher: inout Cipher) throws(TetherError) in try cipher.open(bytes) }
         }
     }
 
@@ -181,7 +177,7 @@ public enum ESPSecurity2 {
     }
 
     /// The device's side: it holds the salt and verifier for one username.
-    public struct Device: Sendable {
+    public struct Device: ESPDeviceSecurity {
         let username: [UInt8]
         let salt: [UInt8]
         let verifier: BigUInt
@@ -236,15 +232,11 @@ public enum ESPSecurity2 {
         }
 
         public mutating func encrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-            guard var cipher else { throw TetherError(.sessionNegotiationFailed, "no security 2 session yet") }
-            defer { self.cipher = cipher }
-            return try cipher.seal(bytes)
+            try withEstablished(&cipher) { (cipher: inout Cipher) throws(TetherError) in try cipher.seal(bytes) }
         }
 
         public mutating func decrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-            guard var cipher else { throw TetherError(.sessionNegotiationFailed, "no security 2 session yet") }
-            defer { self.cipher = cipher }
-            return try cipher.open(bytes)
+            try withEstablished(&cipher) { (cipher: inout Cipher) throws(TetherError) in try cipher.open(bytes) }
         }
     }
 }

@@ -30,7 +30,7 @@ struct ESPProvisioningTests {
         #expect(command0.encoded() == Self.hex("10 01 5a 25 a2 01 22 0a 20") + client.publicKey)
         let response0 = try device.respond(to: try ESPSessionMessage(decoding: command0.encoded()))
         #expect(response0.encoded() == Self.hex("10 01 5a 39 08 01 aa 01 34 12 20") + device.publicKey + Self.hex("1a 10 a0a1a2a3a4a5a6a7a8a9aaabacadaeaf"))
-        let command1 = try client.command1(after: try ESPSessionMessage(decoding: response0.encoded()))
+        let command1 = try #require(try client.command1(after: try ESPSessionMessage(decoding: response0.encoded())))
         #expect(command1 == .sec1Command1(clientVerifyData: Self.hex("527d5d0604ab390e387edfb2edd69291a9f5d3bc2486b9bfaf469157071f4eee")))
         #expect(command1.encoded().prefix(11) == Self.hex("10 01 5a 27 08 02 b2 01 22 12 20")[...])
         let response1 = try device.respond(to: try ESPSessionMessage(decoding: command1.encoded()))
@@ -51,7 +51,7 @@ struct ESPProvisioningTests {
     func sec1WrongPoP() throws {
         var client = try ESPSecurity1.Client(pop: Array("wrong".utf8))
         var device = try ESPSecurity1.Device(pop: Array("abcd1234".utf8))
-        let command1 = try client.command1(after: try device.respond(to: client.command0()))
+        let command1 = try #require(try client.command1(after: try device.respond(to: client.command0())))
         let error = #expect(throws: TetherError.self) { try device.respond(to: command1) }
         #expect(error?.code == .sessionNegotiationFailed)
         #expect(throws: TetherError.self) { try device.encrypt([1, 2, 3]) }

@@ -39,7 +39,7 @@ struct ESPSecurity2Tests {
         #expect(command0 == .sec2Command0(username: Array("wifiprov".utf8), clientPublicKey: Self.hex(Self.bigA)))
         let response0 = try device.respond(to: try ESPSessionMessage(decoding: command0.encoded()))
         #expect(response0 == .sec2Response0(status: .success, devicePublicKey: Self.hex(Self.bigB), salt: Self.salt))
-        let command1 = try client.command1(after: try ESPSessionMessage(decoding: response0.encoded()))
+        let command1 = try #require(try client.command1(after: try ESPSessionMessage(decoding: response0.encoded())))
         #expect(command1 == .sec2Command1(clientProof: Self.hex(Self.m)))
         let response1 = try device.respond(to: try ESPSessionMessage(decoding: command1.encoded()))
         #expect(response1 == .sec2Response1(status: .success, deviceProof: Self.hex(Self.hamk), deviceNonce: Array(repeating: 7, count: 12)))
@@ -63,13 +63,13 @@ struct ESPSecurity2Tests {
     func wrongPassword() throws {
         var client = ESPSecurity2.Client(username: "wifiprov", password: "wrong")
         var device = ESPSecurity2.Device(username: "wifiprov", password: "abcd1234")
-        let command1 = try client.command1(after: try device.respond(to: client.command0()))
+        let command1 = try #require(try client.command1(after: try device.respond(to: client.command0())))
         let error = #expect(throws: TetherError.self) { try device.respond(to: command1) }
         #expect(error?.code == .sessionNegotiationFailed)
 
         var legacy = ESPSecurity2.Client(username: "u", password: "p", patchVersion: 0)
         var old = ESPSecurity2.Device(username: "u", password: "p", patchVersion: 0)
-        try legacy.finish(after: try old.respond(to: try legacy.command1(after: try old.respond(to: legacy.command0()))))
+        try legacy.finish(after: try old.respond(to: try #require(try legacy.command1(after: try old.respond(to: legacy.command0())))))
         #expect(try legacy.encrypt([9, 9]) == (try legacy.encrypt([9, 9])))
     }
 
