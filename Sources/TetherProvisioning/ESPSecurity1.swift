@@ -15,6 +15,12 @@ struct AESCTRKeystream: Sendable {
         self.counter = initialCounter
     }
 
+    /// The data phase of a session: refused until the handshake has ended.
+    static func apply(_ bytes: [UInt8], to stream: inout AESCTRKeystream?, established: Bool) throws(TetherError) -> [UInt8] {
+        guard established else { throw TetherError(.sessionNegotiationFailed, "no security 1 session yet") }
+        return try withEstablished(&stream) { (stream: inout AESCTRKeystream) throws(TetherError) in try stream.apply(bytes) }
+    }
+
     mutating func apply(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
         var output = bytes
         for index in output.indices {
@@ -113,9 +119,7 @@ public enum ESPSecurity1 {
         public mutating func decrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] { try apply(bytes) }
 
         private mutating func apply(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-            var stream = isEstablished ? keystream : nil
-            defer { if isEstablished { keystream = stream } }
-            return try withEstablished(&stream) { (stream: inout AESCTRKeystream) throws(TetherError) in try stream.apply(bytes) }
+            try AESCTRKeystream.apply(bytes, to: &keystream, established: isEstablished)
         }
     }
 
@@ -169,9 +173,7 @@ public enum ESPSecurity1 {
         public mutating func decrypt(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] { try apply(bytes) }
 
         private mutating func apply(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-            var stream = isEstablished ? keystream : nil
-            defer { if isEstablished { keystream = stream } }
-            return try withEstablished(&stream) { (stream: inout AESCTRKeystream) throws(TetherError) in try stream.apply(bytes) }
+            try AESCTRKeystream.apply(bytes, to: &keystream, established: isEstablished)
         }
     }
 }
