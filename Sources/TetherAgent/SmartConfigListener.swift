@@ -74,11 +74,14 @@ public final class SmartConfigListener: Sendable {
                 let source = envelope.remoteAddress
                 var answer: (ssid: [UInt8], password: [UInt8], to: SocketAddress, payload: [UInt8], repeats: Int)?
                 let mac = device.identity.mac
-                let ip = Self.ipv4(configuration.host)
                 if let result = v1.feed(frameLength: length), let ssid = result.ssid {
                     let target = try SocketAddress(
                         ipAddress: result.phoneIP.map(String.init).joined(separator: "."),
                         port: configuration.acknowledgementPort ?? ESPTouchV1.acknowledgementPort)
+                    // The device's own address in the answer: the one it listens on, or (listening on
+                    // every address) the one it reaches the phone from.
+                    var ip = Self.ipv4(configuration.host)
+                    if ip == [0, 0, 0, 0], let local = await Self.localAddress(toward: target) { ip = local }
                     let payload = SmartConfigAcknowledgement.espTouchV1(ssidLength: ssid.count, passwordLength: result.password.count, mac: mac, ip: ip)
                     answer = (ssid, result.password, target, payload, 10)
                 } else if let result = v2.feed(frameLength: length) {
@@ -109,6 +112,16 @@ public final class SmartConfigListener: Sendable {
 }
 
 extension SmartConfigListener {
+    /// The local IPv4 address datagrams to `target` leave from (nothing is sent).
+    static func localAddress(toward target: SocketAddress) async -> [UInt8]? {
+        guard
+            let channel = try? await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(to: target).get()
+        else { return nil }
+        defer { channel.close(promise: nil) }
+        let parts = (channel.localAddress?.ipAddress ?? "").split(separator: ".").compactMap { UInt8($0) }
+        return parts.count == 4 ? parts : nil
+    }
+
     /// The device's address as four bytes (0.0.0.0 when it listens on every address).
     static func ipv4(_ text: String) -> [UInt8] {
         let parts = text.split(separator: ".").compactMap { UInt8($0) }

@@ -46,6 +46,25 @@ struct SmartConfigTests {
         #expect(!trace.contains("correct horse") && !trace.contains("1234567890123456"))
     }
 
+    @Test("ESP-Touch v1, the device listening on every address: its answer names the address it reaches the phone from")
+    func everyAddress() async throws {
+        let device = try Self.device()
+        let answerPort = Int.random(in: 40_000..<50_000)
+        let listener = SmartConfigListener(
+            device: device, configuration: SmartConfigListenerConfiguration(host: "0.0.0.0", port: 0, acknowledgementPort: answerPort),
+            logger: Logger(label: "test.smartconfig"))
+        let listening = Task { try await listener.run() }
+        defer { listening.cancel() }
+        let port = try await listener.port()
+        let options = SmartConfigOptions(
+            encoding: .espTouchV1, target: LANEndpoint(host: "127.0.0.1", port: port), listenHost: "127.0.0.1", acknowledgementPort: answerPort,
+            interval: .zero, timeout: .seconds(20))
+        // No phoneIP: the SDK finds its own address toward the target (127.0.0.1 on loopback).
+        let result = try await SmartConfig.run(try SmartConfigCredentials(ssid: "HomeNet", password: "pw"), options: options)
+        #expect(result.ip == "127.0.0.1" && result.trace.json.serialized().contains("phone_address"))
+        #expect(device.configuredSSID == "HomeNet")
+    }
+
     @Test("nobody answers: a timeout at the acknowledgement step, with a trace")
     func timesOut() async throws {
         let credentials = try SmartConfigCredentials(ssid: "HomeNet", password: "secret-password")
