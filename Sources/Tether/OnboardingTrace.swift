@@ -17,6 +17,8 @@ public enum OnboardingStep: String, Sendable, Hashable, CaseIterable {
     case deviceAcknowledged = "device_acknowledged"
     /// The device is joining the network (ESP-IDF: polling `prov-config` status).
     case joiningNetwork = "joining_network"
+    /// Waiting for the device to announce itself on the router's network.
+    case seenOnLAN = "seen_on_lan"
 }
 
 /// An onboarding attempt that failed: at which step, and why (a typed error with its code).

@@ -6,7 +6,7 @@ import TetherCLISupport
 /// `tether onboard …`: putting a new device on the user's Wi-Fi.
 struct OnboardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "onboard", abstract: "Put a new device on a Wi-Fi network.", subcommands: [AirLink.self, ESP.self])
+        commandName: "onboard", abstract: "Put a new device on a Wi-Fi network.", subcommands: [AirLink.self, ESP.self, SoftAP.self])
 
     /// `tether onboard esp`: ESP-IDF provisioning over the device's access point.
     struct ESP: AsyncParsableCommand {
@@ -78,6 +78,60 @@ struct OnboardCommand: AsyncParsableCommand {
                         }))
             } else {
                 for network in networks { printLine("\(String(decoding: network.ssid, as: UTF8.self))  \(network.rssi) dBm  channel \(network.channel)") }
+            }
+        }
+    }
+
+    /// `tether onboard softap`: a GAgent device on its own access point.
+    struct SoftAP: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "softap", abstract: "GAgent SoftAP: 0x0001 with the credentials to the device's access point, then its announcement on the router.")
+
+        @Option(help: "The device on its access point, HOST:PORT (GAgent: 10.10.100.254:12414).") var device = "10.10.100.254:12414"
+        @Option(help: "The local address to send from and listen on.") var listen = "0.0.0.0"
+        @Option(name: .customLong("announcement-port"), help: "Where the device announces itself once joined (GAgent: 2415).") var announcementPort = 2415
+        @Flag(name: .customLong("no-wait"), help: "Return at the device's 0x0002, without waiting for its announcement.") var noWait = false
+        @Option(name: .customLong("wifi-ssid"), help: "The network to join.") var wifiSSID: String
+        @Option(name: .customLong("wifi-password"), help: "Its password (at most 32 bytes for GAgent).") var wifiPassword = ""
+        @Option(help: "Seconds to wait for the device's answer, and again for its announcement.") var timeout: Double = 15
+        @Option(help: "Write the attempt's flight recorder (JSON, without secrets) to this file.") var trace: String?
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            guard parseHostPort(device) != nil else { throw ValidationError("--device takes HOST:PORT") }
+            guard (1...65535).contains(announcementPort) else { throw ValidationError("--announcement-port is 1 to 65535") }
+            if let problem = problemWithSeconds(timeout, option: "--timeout", maximum: 600, allowZero: false) { throw ValidationError(problem) }
+        }
+
+        func run() async throws {
+            let address = parseHostPort(device)!
+            let seconds = Duration.milliseconds(Int64(timeout * 1000))
+            let options = SoftAPOptions(
+                device: LANEndpoint(host: address.host, port: address.port), listenHost: listen, announcementPort: noWait ? nil : announcementPort,
+                answerTimeout: seconds, announcementTimeout: seconds)
+            let json = self.json
+            let outcome: Result<SoftAPResult, OnboardingFailure>
+            do throws(OnboardingFailure) {
+                outcome = .success(
+                    try await SoftAPOnboarding.run(ssid: wifiSSID, password: wifiPassword, options: options) { step in
+                        if !json { printLine("… \(step.rawValue)") }
+                    })
+            } catch {
+                outcome = .failure(error)
+            }
+            switch outcome {
+            case .success(let result):
+                try OnboardCommand.write(result.trace, to: trace)
+                var object: JSONObject = [:]
+                if let did = result.did { object["did"] = .string(did) }
+                if let mac = result.mac { object["mac"] = .string(mac) }
+                if let productKey = result.productKey { object["productKey"] = .string(productKey) }
+                if let ip = result.ip { object["ip"] = .string(ip) }
+                object["state"] = .string(result.did == nil ? "acknowledged" : "seen_on_lan")
+                if json { printJSON(.object(object)) } else { printLine("device \(result.did ?? "(not yet seen)") \(result.ip ?? "")") }
+            case .failure(let failure):
+                try OnboardCommand.write(failure.trace, to: trace)
+                try OnboardCommand.failed(failure, json: json)
             }
         }
     }

@@ -112,3 +112,27 @@ def test_onboard_nobody_answers(tmp_path):
     out = json.loads(result.stdout)
     assert out["state"] == "failed" and out["step"] == "device_acknowledged" and out["code"] == "timeout"
     assert json.loads((tmp_path / "t.json").read_text())["outcome"] == "failed"
+
+
+def test_onboard_softap_the_agent(tmp_path):
+    # `tether onboard softap` against the agent's GAgent device in SoftAP mode, announcing to the CLI.
+    announcements = free_udp_port()
+    agent = subprocess.Popen(
+        [os.path.join(BIN, "tether-agent"), "simulate", "--product", PET_HOUSE, "--bind", "127.0.0.1", "--udp-port", "0", "--tcp-port", "0",
+         "--softap", "--interval", "0", "--announce", f"127.0.0.1:{announcements}", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        device = json.loads(agent.stdout.readline())
+        trace = tmp_path / "trace.json"
+        result = subprocess.run(
+            [os.path.join(BIN, "tether"), "onboard", "softap", "--device", f"127.0.0.1:{device['udpPort']}", "--listen", "127.0.0.1",
+             "--announcement-port", str(announcements), "--wifi-ssid", "HomeNet", "--wifi-password", "correct horse", "--timeout", "10",
+             "--json", "--trace", str(trace)], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stdout + result.stderr
+        out = json.loads(result.stdout)
+        assert out["state"] == "seen_on_lan" and out["did"] == device["did"] and out["mac"] == device["mac"]
+        assert "correct horse" not in trace.read_text()
+    finally:
+        agent.terminate()
+        _, stderr = agent.communicate(timeout=10)
+    assert 'onboarded to Wi-Fi "HomeNet"' in stderr
