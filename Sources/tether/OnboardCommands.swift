@@ -40,14 +40,8 @@ struct OnboardCommand: AsyncParsableCommand {
                 sec2Password: sec2Password, joinTimeout: .milliseconds(Int64(timeout * 1000)))
             let json = self.json
             if scan { return try await listNetworks(options) }
-            let outcome: Result<ESPProvisioningResult, OnboardingFailure>
-            do throws(OnboardingFailure) {
-                outcome = .success(
-                    try await ESPProvisioning.run(ssid: Array((wifiSSID ?? "").utf8), password: Array(wifiPassword.utf8), options: options) { step in
-                        if !json { printLine("… \(step.rawValue)") }
-                    })
-            } catch {
-                outcome = .failure(error)
+            let outcome = await OnboardCommand.attempt(json: json) { progress throws(OnboardingFailure) in
+                try await ESPProvisioning.run(ssid: Array((wifiSSID ?? "").utf8), password: Array(wifiPassword.utf8), options: options, progress: progress)
             }
             switch outcome {
             case .success(let result):
@@ -110,14 +104,8 @@ struct OnboardCommand: AsyncParsableCommand {
                 device: LANEndpoint(host: address.host, port: address.port), listenHost: listen, announcementPort: noWait ? nil : announcementPort,
                 answerTimeout: seconds, announcementTimeout: seconds)
             let json = self.json
-            let outcome: Result<SoftAPResult, OnboardingFailure>
-            do throws(OnboardingFailure) {
-                outcome = .success(
-                    try await SoftAPOnboarding.run(ssid: wifiSSID, password: wifiPassword, options: options) { step in
-                        if !json { printLine("… \(step.rawValue)") }
-                    })
-            } catch {
-                outcome = .failure(error)
+            let outcome = await OnboardCommand.attempt(json: json) { progress throws(OnboardingFailure) in
+                try await SoftAPOnboarding.run(ssid: wifiSSID, password: wifiPassword, options: options, progress: progress)
             }
             switch outcome {
             case .success(let result):
@@ -133,6 +121,17 @@ struct OnboardCommand: AsyncParsableCommand {
                 try OnboardCommand.write(failure.trace, to: trace)
                 try OnboardCommand.failed(failure, json: json)
             }
+        }
+    }
+
+    /// Runs one onboarding attempt, its steps on the terminal unless printing JSON.
+    static func attempt<Outcome>(
+        json: Bool, _ body: (@escaping @Sendable (OnboardingStep) -> Void) async throws(OnboardingFailure) -> Outcome
+    ) async -> Result<Outcome, OnboardingFailure> {
+        do throws(OnboardingFailure) {
+            return .success(try await body { step in if !json { printLine("… \(step.rawValue)") } })
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -252,14 +251,8 @@ struct OnboardCommand: AsyncParsableCommand {
                 airKissRandom: random.map { UInt8($0) }, interval: intervalMilliseconds.map { .microseconds(Int64($0 * 1000)) },
                 timeout: .milliseconds(Int64(timeout * 1000)))
             let json = self.json
-            let outcome: Result<SmartConfigResult, OnboardingFailure>
-            do throws(OnboardingFailure) {
-                outcome = .success(
-                    try await SmartConfig.run(credentials, options: options) { step in
-                        if !json { printLine("… \(step.rawValue)") }
-                    })
-            } catch {
-                outcome = .failure(error)
+            let outcome = await OnboardCommand.attempt(json: json) { progress throws(OnboardingFailure) in
+                try await SmartConfig.run(credentials, options: options, progress: progress)
             }
             switch outcome {
             case .success(let result):
