@@ -36,17 +36,32 @@ struct TuyaControlTests {
             probePort: nil)
         var withFaults = configuration
         withFaults.faults = faults
-        let server = TuyaDeviceServer(device: device, configuration: withFaults, logger: Logger(label: "test.tuya"))
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                try await server.run()
-                return nil
+        // Coming back on a given port: while the tests run side by side, another socket may hold
+        // that port for a moment (as an ephemeral port), so binding is tried again for a while.
+        for attempt in 0..<50 {
+            let server = TuyaDeviceServer(device: device, configuration: withFaults, logger: Logger(label: "test.tuya"))
+            let outcome: T? = try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask {
+                    try? await server.run()
+                    return nil
+                }
+                let bound: Int
+                do {
+                    bound = try await server.port()
+                } catch let error as TetherError where error.code == .bindFailed && port != 0 && attempt < 49 {
+                    group.cancelAll()
+                    while try await group.next() != nil {}
+                    return nil
+                }
+                let result = try await body(server, bound)
+                group.cancelAll()
+                while try await group.next() != nil {}
+                return result
             }
-            let result = try await body(server, try await server.port())
-            group.cancelAll()
-            while try await group.next() != nil {}
-            return result
+            if let outcome { return outcome }
+            try await Task.sleep(for: .milliseconds(100))
         }
+        throw TetherError(.bindFailed, "127.0.0.1 TCP \(port) stayed taken")
     }
 
     @Test("subscribe, status, write by name, pushes of the device's own changes", arguments: [TuyaVersion.v31, .v33, .v34, .v35])
