@@ -53,3 +53,13 @@ public final class UDPTestSocket: Sendable {
         }
     }
 }
+
+/// A UDP port on 127.0.0.1 that was free a moment ago (the system's choice, released at once), for
+/// tests where a peer must know a port before the code under test binds it. Better than a random
+/// port, which may be one of the system's ephemeral ports in use.
+public func freeUDPPort() async throws -> Int {
+    let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+    let port = channel.localAddress?.port ?? 0
+    try await channel.close()
+    return port
+}
