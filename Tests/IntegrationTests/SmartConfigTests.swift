@@ -20,7 +20,7 @@ struct SmartConfigTests {
     @Test("every encoding: the device takes the network and the SDK hears its answer", arguments: SmartConfigEncoding.allCases)
     func onboards(encoding: SmartConfigEncoding) async throws {
         let device = try Self.device()
-        let answerPort = try await freeUDPPort()
+        let answerPort = freeUDPPort()
         let key = Array("1234567890123456".utf8)
         let listener = SmartConfigListener(
             device: device,
@@ -49,7 +49,7 @@ struct SmartConfigTests {
     @Test("ESP-Touch v1, the device listening on every address: its answer names the address it reaches the phone from")
     func everyAddress() async throws {
         let device = try Self.device()
-        let answerPort = try await freeUDPPort()
+        let answerPort = freeUDPPort()
         let listener = SmartConfigListener(
             device: device, configuration: SmartConfigListenerConfiguration(host: "0.0.0.0", port: 0, acknowledgementPort: answerPort),
             logger: Logger(label: "test.smartconfig"))
@@ -70,7 +70,7 @@ struct SmartConfigTests {
         let credentials = try SmartConfigCredentials(ssid: "HomeNet", password: "secret-password")
         let options = SmartConfigOptions(
             encoding: .espTouchV1, target: LANEndpoint(host: "127.0.0.1", port: 9), phoneIP: [127, 0, 0, 1], listenHost: "127.0.0.1",
-            acknowledgementPort: try await freeUDPPort(), interval: .zero, timeout: .milliseconds(500))
+            acknowledgementPort: freeUDPPort(), interval: .zero, timeout: .milliseconds(500))
         let failure = await #expect(throws: OnboardingFailure.self) { try await SmartConfig.run(credentials, options: options) }
         #expect(failure?.step == .deviceAcknowledged && failure?.error.code == .timeout)
         #expect(failure?.trace.outcome == "failed" && failure?.trace.json.serialized().contains("secret-password") == false)

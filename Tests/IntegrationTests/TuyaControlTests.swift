@@ -188,7 +188,7 @@ struct TuyaControlTests {
         var model = try Fixtures.petHouse()
         model.productKey = "keydeadbeef12345"
         // A port no other test uses: announcements go to a fixed address, as on a LAN.
-        let udp = try await freeUDPPort()
+        let udp = freeUDPPort()
         try await Self.withTuyaDevice(.v33, announceTo: udp) { server, port in
             var configuration = Self.configuration(model)
             configuration.tuya.listensForAnnouncements = true
@@ -216,7 +216,7 @@ struct TuyaControlTests {
     @Test("what the app says wins over announcements; a forged announcement cannot change a version the app gave")
     func appWins() async throws {
         let model = try Fixtures.petHouse()
-        let udp = try await freeUDPPort()
+        let udp = freeUDPPort()
         try await Self.withTuyaDevice(.v35, announceTo: udp) { server, port in
             var configuration = Self.configuration(model)
             configuration.products = []

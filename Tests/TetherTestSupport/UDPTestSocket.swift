@@ -1,5 +1,6 @@
 public import NIOCore
 import NIOPosix
+import Synchronization
 public import TetherGizwitsLAN
 
 /// A UDP socket on loopback for tests that play the app's side of datagrams: it sends frames
@@ -54,12 +55,12 @@ public final class UDPTestSocket: Sendable {
     }
 }
 
-/// A UDP port on 127.0.0.1 that was free a moment ago (the system's choice, released at once), for
-/// tests where a peer must know a port before the code under test binds it. Better than a random
-/// port, which may be one of the system's ephemeral ports in use.
-public func freeUDPPort() async throws -> Int {
-    let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-    let port = channel.localAddress?.port ?? 0
-    try await channel.close()
-    return port
+/// A UDP port on 127.0.0.1 for tests where a peer must know a port before the code under test
+/// binds it: below the system's ephemeral range (32768 and up on Linux), so no outgoing socket
+/// holds it, and never the same twice in one test process.
+public func freeUDPPort() -> Int {
+    20_000 + (testPortStart + testPortCounter.wrappingAdd(1, ordering: .relaxed).oldValue) % 10_000
 }
+
+private let testPortStart = Int.random(in: 0..<10_000)
+private let testPortCounter = Atomic<Int>(0)
