@@ -21,6 +21,10 @@ public struct ESPProvisioningOptions: Sendable, CustomStringConvertible {
     public var joinTimeout: Duration
     /// Time between status polls while it joins.
     public var pollInterval: Duration
+    /// A pairing token for the device to present to the cloud (sent on the custom endpoint
+    /// `tether-pairing` before the credentials; the device must list `tether_pairing` in its
+    /// capabilities). A secret. ``TetherClient/onboard(_:)`` fills it in.
+    public var pairingToken: String?
 
     public init(
         device: LANEndpoint = LANEndpoint(host: "192.168.4.1", port: 80), security: Int = 1, pop: String? = nil, sec2Username: String? = nil,
@@ -34,6 +38,7 @@ public struct ESPProvisioningOptions: Sendable, CustomStringConvertible {
         self.requestTimeout = requestTimeout
         self.joinTimeout = joinTimeout
         self.pollInterval = pollInterval
+        self.pairingToken = nil
     }
 }
 
@@ -51,12 +56,19 @@ public enum ESPProvisioning {
     /// - Throws: ``OnboardingFailure`` naming the step: `connecting_to_device` (`connectionFailed`),
     ///   `establishing_session` (`sessionNegotiationFailed`: a wrong proof of possession, a security
     ///   version the device does not speak), `sending_credentials` (`invalidArgument`: the device
-    ///   refused them), `joining_network` (`wifiAuthenticationFailed`, `wifiNetworkNotFound`,
-    ///   `timeout`).
+    ///   refused them or the pairing token), `joining_network` (`wifiAuthenticationFailed`,
+    ///   `wifiNetworkNotFound`, and from Tether devices `wifiJoinFailed` and `noIPAddress`; `timeout`
+    ///   otherwise).
     public static func run(
         ssid: [UInt8], password: [UInt8], options: ESPProvisioningOptions, progress: @escaping @Sendable (OnboardingStep) -> Void = { _ in }
     ) async throws(OnboardingFailure) -> ESPProvisioningResult {
-        let recorder = OnboardingRecorder(mode: "esp-idf-sec\(options.security)")
+        try await run(
+            ssid: ssid, password: password, options: options, progress: progress, recorder: OnboardingRecorder(mode: "esp-idf-sec\(options.security)"))
+    }
+
+    static func run(
+        ssid: [UInt8], password: [UInt8], options: ESPProvisioningOptions, progress: @escaping @Sendable (OnboardingStep) -> Void, recorder: OnboardingRecorder
+    ) async throws(OnboardingFailure) -> ESPProvisioningResult {
         var step = OnboardingStep.preparing
         func fail(_ error: TetherError) -> OnboardingFailure {
             OnboardingFailure(
@@ -67,6 +79,7 @@ public enum ESPProvisioning {
             [
                 "device": .string(options.device.description), "security": .int(Int64(options.security)), "ssid_bytes": .int(Int64(ssid.count)),
                 "password_bytes": .int(Int64(password.count)), "pop": .bool(options.pop?.isEmpty == false),
+                "pairing_token": .bool(options.pairingToken != nil),
             ])
         guard (1...32).contains(ssid.count), password.count <= 64, [0, 1, 2].contains(options.security) else {
             throw fail(TetherError(.invalidArgument, "an SSID is 1 to 32 bytes, a password up to 64; security is 0, 1 or 2"))
@@ -97,10 +110,23 @@ public enum ESPProvisioning {
             recorder.record("version", ["document": .string(String(decoding: version.prefix(512), as: UTF8.self))])
             step = .establishingSession
             progress(step)
-            let patchVersion = Self.patchVersion((try? JSONValue.parse(version))?["prov"])
+            let prov = (try? JSONValue.parse(version))?["prov"]
+            let patchVersion = Self.patchVersion(prov)
             var session = try await establish(connection, options: options, patchVersion: patchVersion, recorder: recorder)
             step = .sendingCredentials
             progress(step)
+            if let token = options.pairingToken {
+                guard prov?["cap"]?.arrayValue?.contains(.string("tether_pairing")) == true else {
+                    throw TetherError(.unexpectedResponse, "the device takes no pairing token (no tether_pairing capability)")
+                }
+                let answer = try session.decrypt(
+                    try await post(
+                        connection, "tether-pairing", try session.encrypt(JSONValue.object(["token": .string(token)]).serializedBytes()), recorder: recorder))
+                guard (try? JSONValue.parse(answer))?["status"] == .string("ok") else {
+                    throw TetherError(.invalidArgument, "the device refused the pairing token")
+                }
+                recorder.record("pairing_token_sent")
+            }
             let set = try await config(connection, .setConfig(ssid: ssid, passphrase: password), session: &session, recorder: recorder)
             guard case .setConfigResponse(.success) = set else { throw TetherError(.invalidArgument, "the device refused the credentials: \(set)") }
             let apply = try await config(connection, .applyConfig, session: &session, recorder: recorder)
@@ -112,7 +138,9 @@ public enum ESPProvisioning {
                 guard case .getStatusResponse(let status) = try await config(connection, .getStatus, session: &session, recorder: recorder) else {
                     throw TetherError(.unexpectedResponse, "the device answered the status request with something else")
                 }
-                recorder.record("station", ["state": .string("\(status.state)")])
+                var station: JSONObject = ["state": .string("\(status.state)")]
+                if let detail = status.tetherFailDetail { station["detail"] = .string("\(detail)") }
+                recorder.record("station", station)
                 switch status.state {
                 case .connected:
                     return status.ipv4 ?? ""
@@ -123,6 +151,12 @@ public enum ESPProvisioning {
                     }
                     if status.failReason == .networkNotFound { throw TetherError(.wifiNetworkNotFound, "the device did not find the network") }
                     throw TetherError(.wifiAuthenticationFailed, "the network refused the device's password")
+                case .disconnected where status.tetherFailDetail != nil:
+                    if case .resetResponse(let answer) = try? await control(connection, .reset, session: &session, recorder: recorder) {
+                        recorder.record("reset", ["status": .string("\(answer)")])
+                    }
+                    if status.tetherFailDetail == .dhcpTimeout { throw TetherError(.noIPAddress, "the device joined but got no address from DHCP") }
+                    throw TetherError(.wifiJoinFailed, "the router would not let the device join")
                 case .connecting, .disconnected:
                     guard ContinuousClock.now < deadline else { throw TetherError(.timeout, "the device had not joined within \(options.joinTimeout)") }
                     do { try await Task.sleep(for: options.pollInterval) } catch { throw TetherError(.cancelled, "cancelled while the device joined") }
@@ -136,7 +170,8 @@ public enum ESPProvisioning {
     /// follows with the user's choice.
     ///
     /// - Throws: ``OnboardingFailure`` at `connecting_to_device`, `establishing_session` or
-    ///   `scanning_networks` (`unexpectedResponse`: a device without the `wifi_scan` capability).
+    ///   `scanning_networks` (`wifiScanFailed`: a device without the `wifi_scan` capability, or
+    ///   whose scan failed).
     public static func scan(options: ESPProvisioningOptions) async throws(OnboardingFailure) -> [ESPWiFiNetwork] {
         let recorder = OnboardingRecorder(mode: "esp-idf-scan-sec\(options.security)")
         var step = OnboardingStep.connectingToDevice
@@ -152,11 +187,15 @@ public enum ESPProvisioning {
                     var session = try await establish(connection, options: options, patchVersion: patchVersion, recorder: recorder)
                     step = .scanningNetworks
                     guard prov?["cap"]?.arrayValue?.contains(.string("wifi_scan")) == true else {
-                        throw TetherError(.unexpectedResponse, "the device does not scan (no wifi_scan capability)")
+                        throw TetherError(.wifiScanFailed, "the device does not scan (no wifi_scan capability)")
                     }
-                    _ = try await scanRequest(connection, .start(blocking: true, groupChannels: 5), session: &session, recorder: recorder)
-                    guard case .statusResponse(_, _, let count) = try await scanRequest(connection, .status, session: &session, recorder: recorder) else {
-                        throw TetherError(.unexpectedResponse, "the device answered the scan status with something else")
+                    guard
+                        case .startResponse(.success) = try await scanRequest(
+                            connection, .start(blocking: true, groupChannels: 5), session: &session, recorder: recorder)
+                    else { throw TetherError(.wifiScanFailed, "the device could not start a scan") }
+                    guard case .statusResponse(.success, _, let count) = try await scanRequest(connection, .status, session: &session, recorder: recorder)
+                    else {
+                        throw TetherError(.wifiScanFailed, "the device could not say what its scan found")
                     }
                     var networks: [ESPWiFiNetwork] = []
                     while networks.count < min(count, 1000) {

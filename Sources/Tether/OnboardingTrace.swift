@@ -19,6 +19,10 @@ public enum OnboardingStep: String, Sendable, Hashable, CaseIterable {
     case joiningNetwork = "joining_network"
     /// Waiting for the device to announce itself on the router's network.
     case seenOnLAN = "seen_on_lan"
+    /// Waiting for the device to reach the cloud and present the pairing token.
+    case activatedInCloud = "activated_in_cloud"
+    /// The cloud bound the device to the user.
+    case bound
 }
 
 /// An onboarding attempt that failed: at which step, and why (a typed error with its code).
@@ -78,8 +82,14 @@ public struct OnboardingTrace: Sendable, Hashable {
 final class OnboardingRecorder: Sendable {
     private let start = ContinuousClock.now
     private let trace: Mutex<OnboardingTrace>
+    /// A mode run inside a session that goes on after it (to the cloud's binding): the mode's
+    /// outcome is an entry, and the session gives the trace its outcome.
+    private let nested: Bool
 
-    init(mode: String) { trace = Mutex(OnboardingTrace(mode: mode)) }
+    init(mode: String, nested: Bool = false) {
+        trace = Mutex(OnboardingTrace(mode: mode))
+        self.nested = nested
+    }
 
     private var elapsed: Int64 {
         let (seconds, attoseconds) = (ContinuousClock.now - start).components
@@ -92,6 +102,15 @@ final class OnboardingRecorder: Sendable {
     }
 
     func finish(_ outcome: String, _ detail: JSONObject = [:]) -> OnboardingTrace {
+        if nested {
+            record("mode_outcome", detail.merging(["result": .string(outcome)]))
+            return trace.withLock { $0 }
+        }
+        return complete(outcome, detail)
+    }
+
+    /// The attempt's outcome, nested or not.
+    func complete(_ outcome: String, _ detail: JSONObject = [:]) -> OnboardingTrace {
         let at = elapsed
         return trace.withLock { trace in
             trace.finish(outcome, at: at, detail)

@@ -100,7 +100,12 @@ public enum SmartConfig {
     public static func run(
         _ credentials: SmartConfigCredentials, options: SmartConfigOptions, progress: @escaping @Sendable (OnboardingStep) -> Void = { _ in }
     ) async throws(OnboardingFailure) -> SmartConfigResult {
-        let recorder = OnboardingRecorder(mode: "airlink-\(options.encoding.rawValue)")
+        try await run(credentials, options: options, progress: progress, recorder: OnboardingRecorder(mode: "airlink-\(options.encoding.rawValue)"))
+    }
+
+    static func run(
+        _ credentials: SmartConfigCredentials, options: SmartConfigOptions, progress: @escaping @Sendable (OnboardingStep) -> Void, recorder: OnboardingRecorder
+    ) async throws(OnboardingFailure) -> SmartConfigResult {
         func fail(_ step: OnboardingStep, _ error: TetherError) -> OnboardingFailure {
             OnboardingFailure(
                 step: step, error: error, trace: recorder.finish("failed", ["step": .string(step.rawValue), "code": .int(Int64(error.code.rawValue))]))
@@ -248,6 +253,11 @@ public enum SmartConfig {
                 guard let payload = filler.getSlice(at: 0, length: length) else { continue }
                 do {
                     try await channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: payload))
+                } catch let io as IOError where UDPSocket.deniedErrnos.contains(io.errnoCode) {
+                    throw TetherError(
+                        .localNetworkDenied,
+                        "the system refused the app the local network (\(io)): on iOS, smart config needs the local-network permission and the com.apple.developer.networking.multicast entitlement"
+                    )
                 } catch {
                     throw TetherError(.connectionFailed, "the network refused a smart-config datagram: \(error)")
                 }

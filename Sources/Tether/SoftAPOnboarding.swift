@@ -20,6 +20,10 @@ public struct SoftAPOptions: Sendable, CustomStringConvertible {
     /// How long to wait for its announcement on the router's network (the phone moves back to it
     /// meanwhile).
     public var announcementTimeout: Duration
+    /// A pairing token for the device to present to the cloud, after the key in `0x0001`
+    /// (Tether's extension, which GAgent firmware leaves unread). A secret.
+    /// ``TetherClient/onboard(_:)`` fills it in.
+    public var pairingToken: String?
 
     public init(
         device: LANEndpoint = LANEndpoint(host: "10.10.100.254", port: 12414), listenHost: String = "0.0.0.0", announcementPort: Int? = 2415,
@@ -31,6 +35,7 @@ public struct SoftAPOptions: Sendable, CustomStringConvertible {
         self.retryInterval = retryInterval
         self.answerTimeout = answerTimeout
         self.announcementTimeout = announcementTimeout
+        self.pairingToken = nil
     }
 
     public var description: String { "SoftAPOptions(\(device))" }
@@ -56,7 +61,12 @@ public enum SoftAPOnboarding {
     public static func run(
         ssid: String, password: String, options: SoftAPOptions = .init(), progress: @escaping @Sendable (OnboardingStep) -> Void = { _ in }
     ) async throws(OnboardingFailure) -> SoftAPResult {
-        let recorder = OnboardingRecorder(mode: "softap-gagent")
+        try await run(ssid: ssid, password: password, options: options, progress: progress, recorder: OnboardingRecorder(mode: "softap-gagent"))
+    }
+
+    static func run(
+        ssid: String, password: String, options: SoftAPOptions, progress: @escaping @Sendable (OnboardingStep) -> Void, recorder: OnboardingRecorder
+    ) async throws(OnboardingFailure) -> SoftAPResult {
         var step = OnboardingStep.preparing
         func fail(_ error: TetherError) -> OnboardingFailure {
             OnboardingFailure(step: step, error: error, trace: recorder.finish("failed", ["step": .string(step.rawValue), "code": .string(error.code.name)]))
@@ -64,11 +74,14 @@ public enum SoftAPOnboarding {
         progress(step)
         recorder.record(
             "start",
-            ["device": .string(options.device.description), "ssid_bytes": .int(Int64(ssid.utf8.count)), "password_bytes": .int(Int64(password.utf8.count))])
+            [
+                "device": .string(options.device.description), "ssid_bytes": .int(Int64(ssid.utf8.count)), "password_bytes": .int(Int64(password.utf8.count)),
+                "pairing_token": .bool(options.pairingToken != nil),
+            ])
         guard (1...32).contains(ssid.utf8.count), password.utf8.count <= 32 else {
             throw fail(TetherError(.invalidArgument, "GAgent takes an SSID of 1 to 32 bytes and a password of at most 32"))
         }
-        let request = GizwitsLANMessage.softAPConfiguration(ssid: ssid, key: password).frame.bytes
+        let request = GizwitsLANMessage.softAPConfiguration(ssid: ssid, key: password, pairingToken: options.pairingToken).frame.bytes
         let outcome: Result<SoftAPResult, TetherError>
         do {
             // Listening for the announcement from the start: a device may join the router faster
@@ -174,8 +187,22 @@ final class UDPSocket {
         self.outbound = outbound
     }
 
+    /// What sending gives when the system withholds the local network: a denied permission
+    /// (iOS answers a send to the LAN with "no route to host" then), or a policy (EPERM, EACCES).
+    #if canImport(Darwin)
+    static let deniedErrnos: Set<Int32> = [EPERM, EACCES, EHOSTUNREACH]
+    #else
+    static let deniedErrnos: Set<Int32> = [EPERM, EACCES]
+    #endif
+
     func send(_ bytes: ByteBuffer, to target: SocketAddress) async throws(TetherError) {
         do { try await outbound.write(AddressedEnvelope(remoteAddress: target, data: bytes)) } catch {
+            if let io = error as? IOError, Self.deniedErrnos.contains(io.errnoCode) {
+                throw TetherError(
+                    .localNetworkDenied,
+                    "the system refused the app the local network (\(io)): on iOS, the local-network permission (NSLocalNetworkUsageDescription) or, for smart config, the multicast entitlement"
+                )
+            }
             throw TetherError(.connectionFailed, "the network refused a datagram to \(target): \(error)")
         }
     }

@@ -129,6 +129,18 @@ public final class TetherAccount: Sendable {
         try await withSession { session throws(TetherError) in try await api.iotToken(session).token }
     }
 
+    /// A pairing token for a new device (valid ten minutes, once): ``TetherClient/onboard(_:progress:)``
+    /// gets one itself; this is for a device set up some other way. A token for a product binds
+    /// only that product's devices; one for a home places the device in it.
+    public func pairingToken(productKey: String? = nil, homeID: Int64? = nil) async throws(TetherError) -> PairingToken {
+        try await withSession { session throws(TetherError) in try await api.pairingToken(session, productKey: productKey, homeID: homeID) }
+    }
+
+    /// Where a pairing stands.
+    public func pairingStatus(id: String) async throws(TetherError) -> PairingStatus {
+        try await withSession { session throws(TetherError) in try await api.pairingStatus(session, id: id) }
+    }
+
     /// Changes the password; the cloud ends every other session of the user, this one goes on
     /// with the new token.
     public func changePassword(old: String, new: String) async throws(TetherError) {

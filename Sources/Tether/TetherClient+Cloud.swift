@@ -191,6 +191,10 @@ extension TetherClient {
             eventBroadcast.yield(.message(message))
             // An accepted invitation or a transfer may have changed the user's devices.
             if let event = message.data["event"]?.stringValue, ["accepted", "revoked", "transferred"].contains(event) { _ = try? await refreshBindings() }
+        case .pairing(let status):
+            // A bound device joins the list before the app hears of it.
+            if status.state == .bound { _ = try? await refreshBindings() }
+            eventBroadcast.yield(.pairing(status))
         case .upgrade(let upgrade):
             device(did: upgrade.did)?.emit(.firmwareUpgrade(upgrade))
         case .writeFailed(let did, let sn, let error):

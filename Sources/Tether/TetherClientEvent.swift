@@ -13,6 +13,9 @@ public enum TetherClientEvent: Sendable {
     /// A new entry of the user's message centre: an invitation arrived, was answered, cancelled
     /// or revoked (Tether's `s2c_message`).
     case message(CloudMessage)
+    /// A device presented one of the user's pairing tokens (Tether's `s2c_pairing`): bound (the
+    /// device is in the list by then), or refused and why.
+    case pairing(PairingStatus)
     /// Background work of the client failed (LAN discovery could not open its socket, …)
     /// (`GizEventSDK`).
     case error(TetherError)

@@ -32,6 +32,16 @@ public struct CloudLink: Sendable {
     /// Connects and serves until cancelled. A first connection that fails is retried with
     /// backoff; later drops are repaired by the MQTT client itself.
     public func run() async {
+        // A device being onboarded has no network yet: it reaches the cloud once it has joined one.
+        do {
+            // Subscribed before looking, so that credentials arriving in between are not missed.
+            let events = device.events.subscribe()
+            if device.isOnboarding {
+                for await event in events {
+                    if case .configured = event { break }
+                }
+            }
+        }
         var attempt = 0
         while !Task.isCancelled {
             do {
@@ -62,6 +72,7 @@ public struct CloudLink: Sendable {
         try await post(initial, client)
         try await client.reportFirmwareVersion(device.firmwareVersion)
         await fetchGrantKeys(client)
+        await presentPairingToken(client)
         // One upgrade at a time, beside the device's other work: a download takes a while.
         let (notices, offered) = AsyncStream.makeStream(of: FirmwareUpgradeNotice.self, bufferingPolicy: .bufferingNewest(1))
         let updater = FirmwareUpdater(device: device, faults: firmwareFaults, downloader: FirmwareDownloader(logger: logger), logger: logger)
@@ -83,6 +94,7 @@ public struct CloudLink: Sendable {
                     try? await post(device.status.allValues, client)
                     try? await client.reportFirmwareVersion(device.firmwareVersion)
                     await fetchGrantKeys(client)
+                    await presentPairingToken(client)
                 }
             }
             group.addTask {
@@ -124,6 +136,19 @@ public struct CloudLink: Sendable {
             device.lanGrants.replace(with: trusted)
         } catch {
             logger.info("no LAN grant keys from the cloud; passcodes keep logging in", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The pairing token from onboarding, presented until the cloud answers it (a lost answer is
+    /// asked again on the next connection; the cloud tells the same device the same outcome).
+    private func presentPairingToken(_ client: AlinkDeviceClient) async {
+        guard let token = device.pendingPairingToken else { return }
+        do throws(TetherError) {
+            let reply = try await client.activate(PairingActivation(token: token))
+            logger.info("the cloud answered the pairing token", metadata: ["code": "\(reply.code)", "message": "\(reply.message)"])
+            device.pairingTokenAnswered(code: reply.code, message: reply.message)
+        } catch {
+            logger.warning("the pairing token went unanswered; presented again on the next connection", metadata: ["error": "\(error)"])
         }
     }
 

@@ -98,7 +98,8 @@ public final class ESPProvisioningServer: Sendable {
 
     /// `proto-ver`'s answer.
     var versionDocument: [UInt8] {
-        var capabilities: [JSONValue] = ["wifi_scan"]
+        // `tether_pairing`: the custom endpoint for a pairing token.
+        var capabilities: [JSONValue] = ["wifi_scan", "tether_pairing"]
         if configuration.security == 0 { capabilities.append("no_sec") }
         if configuration.security == 1, configuration.pop.isEmpty { capabilities.append("no_pop") }
         let patch = configuration.security == 2 ? configuration.sec2PatchVersion : 0
@@ -122,6 +123,11 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
     private var cookieSent = false
     private var credentials: (ssid: [UInt8], password: [UInt8])?
     private var wifi = ESPWiFiStatus(state: .disconnected)
+    /// A join under way: its outcome, and when the device will know it (the router's join delay).
+    private var joining: (result: SimulatedRouter.JoinResult, readyAt: ContinuousClock.Instant)?
+    /// The pairing token the app sent (`tether-pairing`), handed to the device when it joins.
+    private var pairingToken: String?
+    private static let maximumTokenLength = 128
     private static let maximumBody = 16 * 1024
 
     init(server: ESPProvisioningServer) {
@@ -172,6 +178,8 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
         case "prov-ctrl":
             let request = try ESPWiFiCtrlMessage(decoding: try decrypt(body))
             return try encrypt(control(request).encoded())
+        case "tether-pairing":
+            return try encrypt(pairing(try decrypt(body)))
         default:
             throw TetherError(.invalidArgument, "no endpoint \(endpoint)")
         }
@@ -215,6 +223,18 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
         return try session.encrypt(bytes)
     }
 
+    /// The custom endpoint `tether-pairing` (ESP-IDF's `wifi_prov_mgr_endpoint_create`): the
+    /// app's pairing token as `{"token": "…"}`, kept for the cloud until the device has joined.
+    private func pairing(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
+        guard let object = try JSONValue.parse(bytes).objectValue, let token = object["token"]?.stringValue, !token.isEmpty,
+            token.utf8.count <= Self.maximumTokenLength
+        else {
+            return JSONValue.object(["status": "invalid"]).serializedBytes()
+        }
+        pairingToken = token
+        return JSONValue.object(["status": "ok"]).serializedBytes()
+    }
+
     /// The router's networks, strongest first, as the device would hear them.
     private var heard: [ESPWiFiNetwork] {
         (server.configuration.router.networks ?? []).enumerated().map { index, network in
@@ -246,6 +266,7 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
                 return request == .reset ? .resetResponse(status: .invalidArgument) : .reprovisionResponse(status: .invalidArgument)
             }
             credentials = nil
+            joining = nil
             wifi = ESPWiFiStatus(state: .disconnected)
             return request == .reset ? .resetResponse(status: .success) : .reprovisionResponse(status: .success)
         case .resetResponse, .reprovisionResponse:
@@ -260,24 +281,42 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
             credentials = (ssid, passphrase)
             return .setConfigResponse(status: .success)
         case .applyConfig:
-            guard let credentials else { return .applyConfigResponse(status: .invalidArgument) }
+            guard let credentials, wifi.state != .connected else { return .applyConfigResponse(status: .invalidArgument) }
             let (ssid, password) = (String(decoding: credentials.ssid, as: UTF8.self), String(decoding: credentials.password, as: UTF8.self))
-            switch server.configuration.router.join(ssid: ssid, password: password) {
-            case .joined(let ip):
-                _ = server.device.configureWiFi(ssid: ssid, key: password, maximumKeyLength: 64)
-                wifi = ESPWiFiStatus(state: .connected, connected: .init(ipv4: ip, ssid: credentials.ssid, channel: 6))
-            case .networkNotFound:
-                wifi = ESPWiFiStatus(state: .connectionFailed, failReason: .networkNotFound)
-            case .wrongPassword:
-                wifi = ESPWiFiStatus(state: .connectionFailed, failReason: .authError)
-            }
-            server.logger.info("provisioning: joining", metadata: ["tether.ssid": "\(ssid)", "tether.state": "\(wifi.state)"])
+            let router = server.configuration.router
+            let result = router.join(ssid: ssid, password: password)
+            joining = (result, ContinuousClock.now + router.joinDuration(result))
+            wifi = ESPWiFiStatus(state: .connecting)
+            server.logger.info("provisioning: joining", metadata: ["tether.ssid": "\(ssid)"])
+            settleJoin()
             return .applyConfigResponse(status: .success)
         case .getStatus:
+            settleJoin()
             return .getStatusResponse(wifi)
         case .getStatusResponse, .setConfigResponse, .applyConfigResponse:
             return .getStatusResponse(ESPWiFiStatus(status: .invalidArgument, state: wifi.state))
         }
+    }
+
+    /// The join's outcome, once the router's delay has passed.
+    private func settleJoin() {
+        guard let (result, readyAt) = joining, ContinuousClock.now >= readyAt, let credentials else { return }
+        joining = nil
+        switch result {
+        case .joined(let ip):
+            let (ssid, password) = (String(decoding: credentials.ssid, as: UTF8.self), String(decoding: credentials.password, as: UTF8.self))
+            _ = server.device.configureWiFi(ssid: ssid, key: password, maximumKeyLength: 64, pairingToken: pairingToken)
+            wifi = ESPWiFiStatus(state: .connected, connected: .init(ipv4: ip, ssid: credentials.ssid, channel: 6))
+        case .networkNotFound:
+            wifi = ESPWiFiStatus(state: .connectionFailed, failReason: .networkNotFound)
+        case .wrongPassword:
+            wifi = ESPWiFiStatus(state: .connectionFailed, failReason: .authError)
+        case .joinRefused:
+            wifi = ESPWiFiStatus(state: .disconnected, tetherFailDetail: .joinRefused)
+        case .noAddress:
+            wifi = ESPWiFiStatus(state: .disconnected, tetherFailDetail: .dhcpTimeout)
+        }
+        server.logger.info("provisioning: join settled", metadata: ["tether.state": "\(wifi.state)"])
     }
 
     private func respond(_ context: ChannelHandlerContext, status: HTTPResponseStatus, _ bytes: [UInt8]) {

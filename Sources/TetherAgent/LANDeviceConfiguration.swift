@@ -27,6 +27,9 @@ public struct LANDeviceConfiguration: Sendable {
     /// just left, which a client reconnecting meanwhile can hold for a moment (on loopback it may
     /// be given that very port as its own). Zero: one attempt.
     public var bindRetry: Duration
+    /// The network SoftAP onboarding joins (`0x0001`): GAgent gives no answer about the join, so
+    /// a join that fails leaves the device in onboarding mode without announcing itself.
+    public var router: SimulatedRouter
 
     /// A configuration with GAgent's defaults. An omitted (or nil) `announcementTarget` means
     /// ``defaultAnnouncementTarget(for:)`` of `host`; pass `.some(nil)` to send no announcements.
@@ -41,7 +44,8 @@ public struct LANDeviceConfiguration: Sendable {
         maximumClients: Int = 8,
         hotspots: [GizwitsHotspot] = [GizwitsHotspot(ssid: "TetherHome", rssi: 72), GizwitsHotspot(ssid: "TetherGuest", rssi: 41)],
         maximumFrameLength: Int = 4096,
-        bindRetry: Duration = .zero
+        bindRetry: Duration = .zero,
+        router: SimulatedRouter = SimulatedRouter()
     ) {
         self.host = host
         self.udpPort = udpPort
@@ -54,6 +58,7 @@ public struct LANDeviceConfiguration: Sendable {
         self.hotspots = hotspots
         self.maximumFrameLength = maximumFrameLength
         self.bindRetry = bindRetry
+        self.router = router
     }
 
     /// The broadcast address on UDP 2415, as GAgent does; a device bound to a loopback address

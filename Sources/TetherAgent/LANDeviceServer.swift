@@ -22,6 +22,8 @@ public final class LANDeviceServer: Sendable {
 
     private let bound = AsyncPromise<LANDeviceAddresses, TetherError>()
     private let clients = Mutex<[ObjectIdentifier: any Channel]>([:])
+    /// A SoftAP join under way: the app's repeated `0x0001`s start one.
+    private let softAPJoining = Mutex(false)
 
     /// - Parameter group: the event loops to run on; NIO's shared singleton when nil.
     public init(
@@ -190,16 +192,13 @@ public final class LANDeviceServer: Sendable {
                     case .discoveryRequest:
                         let reply = GizwitsLANMessage.discoveryResponse(deviceInfo).frame.bytes
                         try await outbound.write(AddressedEnvelope(remoteAddress: datagram.remoteAddress, data: reply))
-                    case .softAPConfiguration(let ssid, let key):
+                    case .softAPConfiguration(let ssid, let key, let token):
                         // GAgent answers even when the lengths are invalid, but only in onboarding mode.
                         guard device.isOnboarding else { continue }
                         let ack = GizwitsLANMessage.softAPConfigurationAck.frame.bytes
                         try await outbound.write(AddressedEnvelope(remoteAddress: datagram.remoteAddress, data: ack))
-                        if device.configureWiFi(ssid: ssid, key: key) {
-                            let identity = device.identity
-                            let success = GizwitsLANMessage.configurationSuccess(mac: identity.mac, productKey: identity.productKey, did: identity.did)
-                            group.addTask { await self.announce(success, through: outbound) }
-                        }
+                        guard ssid.utf8.count <= 32, key.utf8.count <= 32, !ssid.isEmpty else { continue }
+                        group.addTask { await self.join(ssid: ssid, key: key, pairingToken: token, through: outbound) }
                     default:
                         continue
                     }
@@ -211,6 +210,27 @@ public final class LANDeviceServer: Sendable {
     private var deviceInfo: GizwitsDeviceInfo {
         let identity = device.identity
         return GizwitsDeviceInfo(did: identity.did, mac: identity.mac, firmwareVersion: device.firmwareVersion, productKey: identity.productKey)
+    }
+
+    /// Joins the network through the router (its delay and faults); a device that joined
+    /// announces itself, one that did not stays in onboarding mode for another attempt.
+    private func join(ssid: String, key: String, pairingToken: String?, through outbound: NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>) async {
+        guard
+            softAPJoining.withLock({ joining in
+                defer { joining = true }; return !joining
+            })
+        else { return }
+        defer { softAPJoining.withLock { $0 = false } }
+        let router = configuration.router
+        let result = router.join(ssid: ssid, password: key)
+        do { try await Task.sleep(for: router.joinDuration(result)) } catch { return }
+        guard case .joined = result else {
+            logger.notice("SoftAP onboarding: the join failed", metadata: ["tether.ssid": "\(ssid)", "tether.result": "\(result)"])
+            return
+        }
+        guard device.configureWiFi(ssid: ssid, key: key, pairingToken: pairingToken) else { return }
+        let identity = device.identity
+        await announce(GizwitsLANMessage.configurationSuccess(mac: identity.mac, productKey: identity.productKey, did: identity.did), through: outbound)
     }
 
     private func announce(_ message: GizwitsLANMessage, through outbound: NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>) async {

@@ -23,16 +23,42 @@ public struct SimulatedRouter: Sendable, Hashable {
         case joined(ip: String)
         case networkNotFound
         case wrongPassword
+        /// The router refused the association.
+        case joinRefused
+        /// Associated, but DHCP gave no address.
+        case noAddress
+    }
+
+    /// What goes wrong on purpose, for tests and demos of failed onboarding.
+    public struct Faults: Sendable, Hashable {
+        /// How long a join takes (the device says "connecting" meanwhile); a DHCP timeout adds
+        /// this again before it fails.
+        public var joinDelay: Duration
+        /// The router refuses every association.
+        public var refuseJoin: Bool
+        /// The router's DHCP server never answers.
+        public var dhcpTimeout: Bool
+        /// Networks that show in a scan but are gone when the device joins.
+        public var goneNetworks: Set<String>
+
+        public init(joinDelay: Duration = .zero, refuseJoin: Bool = false, dhcpTimeout: Bool = false, goneNetworks: Set<String> = []) {
+            self.joinDelay = joinDelay
+            self.refuseJoin = refuseJoin
+            self.dhcpTimeout = dhcpTimeout
+            self.goneNetworks = goneNetworks
+        }
     }
 
     /// Nil: any network and password are accepted.
     public var networks: [Network]?
     /// The address the router gives the device.
     public var deviceIP: String
+    public var faults: Faults
 
-    public init(networks: [Network]? = nil, deviceIP: String = "192.168.1.23") {
+    public init(networks: [Network]? = nil, deviceIP: String = "192.168.1.23", faults: Faults = Faults()) {
         self.networks = networks
         self.deviceIP = deviceIP
+        self.faults = faults
     }
 
     /// `[{"ssid": "...", "password": "...", "rssi": -40, "channel": 6}]` (signal and channel optional).
@@ -51,8 +77,17 @@ public struct SimulatedRouter: Sendable, Hashable {
     }
 
     public func join(ssid: String, password: String) -> JoinResult {
-        guard let networks else { return .joined(ip: deviceIP) }
-        guard let network = networks.first(where: { $0.ssid == ssid }) else { return .networkNotFound }
-        return network.password == password ? .joined(ip: deviceIP) : .wrongPassword
+        guard !faults.goneNetworks.contains(ssid) else { return .networkNotFound }
+        if let networks {
+            guard let network = networks.first(where: { $0.ssid == ssid }) else { return .networkNotFound }
+            guard network.password == password else { return .wrongPassword }
+        }
+        if faults.refuseJoin { return .joinRefused }
+        return faults.dhcpTimeout ? .noAddress : .joined(ip: deviceIP)
+    }
+
+    /// How long ``join(ssid:password:)``'s outcome takes to show.
+    public func joinDuration(_ result: JoinResult) -> Duration {
+        result == .noAddress ? faults.joinDelay * 2 : faults.joinDelay
     }
 }

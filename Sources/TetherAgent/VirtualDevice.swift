@@ -24,6 +24,8 @@ public final class VirtualDevice: Sendable {
         var onboarding: Bool
         var muted = false
         var wifi: (ssid: String, key: String)?
+        /// The pairing token onboarding brought, until the cloud has answered it.
+        var pairingToken: String?
         var firmwareVersion: String
     }
 
@@ -136,15 +138,25 @@ public final class VirtualDevice: Sendable {
     /// Records Wi-Fi credentials from onboarding and leaves onboarding mode. Returns false when
     /// the device was not onboarding or the credentials are too long (GAgent's SoftAP limits:
     /// 32/32; smart config carries passwords up to 64 bytes).
-    func configureWiFi(ssid: String, key: String, maximumKeyLength: Int = 32) -> Bool {
+    func configureWiFi(ssid: String, key: String, maximumKeyLength: Int = 32, pairingToken: String? = nil) -> Bool {
         let accepted = state.withLock { state -> Bool in
             guard state.onboarding, ssid.utf8.count <= 32, key.utf8.count <= maximumKeyLength, !ssid.isEmpty else { return false }
             state.wifi = (ssid, key)
             state.onboarding = false
+            if let pairingToken, !pairingToken.isEmpty { state.pairingToken = pairingToken }
             return true
         }
         if accepted { events.yield(.configured(ssid: ssid)) }
         return accepted
+    }
+
+    /// The pairing token onboarding brought, not yet answered by the cloud. A secret.
+    var pendingPairingToken: String? { state.withLock { $0.pairingToken } }
+
+    /// The cloud answered the token (bound, or refused for good): it is not presented again.
+    func pairingTokenAnswered(code: Int, message: String) {
+        state.withLock { $0.pairingToken = nil }
+        events.yield(.paired(code: code, message: message))
     }
 
     /// Bool false, enum 0, writable numbers at the value nearest 0, sensors (read-only numbers)
@@ -189,6 +201,8 @@ public enum VirtualDeviceEvent: Sendable {
     case transparentData([UInt8], client: String)
     /// SoftAP onboarding gave the device a network (the key is not reported).
     case configured(ssid: String)
+    /// The cloud answered the pairing token onboarding brought: 200 bound, or the refusal's code.
+    case paired(code: Int, message: String)
     /// The device's cloud link connected to the gateway.
     case cloudConnected
     /// The cloud link could not connect (it tries again).

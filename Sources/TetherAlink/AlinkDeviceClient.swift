@@ -185,6 +185,14 @@ public final class AlinkDeviceClient: Sendable {
         return try LANGrantKeySet(data: reply.data)
     }
 
+    /// Presents the pairing token the device's user gave it with the Wi-Fi credentials
+    /// (``AlinkTopic/pairingActivate``, a Tether extension); the reply says whether the device is
+    /// now bound to that user (200) or why not (the cloud's codes: 9513 unknown, 9514 expired,
+    /// 9515 used, 9516 for another product, or the binding's own).
+    public func activate(_ activation: PairingActivation) async throws(TetherError) -> AlinkReply {
+        try await request(.pairingActivate, method: PairingActivation.method, params: .object(activation.params))
+    }
+
     // MARK: Gateways and their sub-devices
 
     /// Adds sub-devices to this gateway's topology (`thing/topo/add`), proving each with its

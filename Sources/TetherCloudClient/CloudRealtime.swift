@@ -53,6 +53,9 @@ public enum CloudRealtimeEvent: Sendable, Hashable {
     /// A new entry of the user's message centre (Tether's `s2c_message`): an invitation arrived,
     /// was answered, cancelled or revoked.
     case message(CloudMessage)
+    /// A device presented one of the user's pairing tokens (Tether's `s2c_pairing`): bound, or
+    /// refused and why.
+    case pairing(PairingStatus)
     /// A write that the cloud had accepted failed later (the device rejected it, or it expired).
     case writeFailed(did: String, sn: Int, error: TetherError)
 }

@@ -226,6 +226,8 @@ struct CloudRealtimeStateMachine<Login: Sendable, Subscription: Sendable, Write:
             return [.emit(.upgrade(FirmwareUpgrade(upgrade)))]
         case .message(let message):
             return [.emit(.message(CloudMessage(message)))]
+        case .pairing(let status):
+            return [.emit(.pairing(PairingStatus(status)))]
         case .pong, .login, .subscribe, .write, .read, .raw, .acknowledge, .ping:
             return []
         }

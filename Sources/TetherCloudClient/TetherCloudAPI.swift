@@ -297,6 +297,27 @@ public struct TetherCloudAPI: Sendable {
             as: TuyaLocalKeyBody.init(json:))
     }
 
+    /// A pairing token for a new device (Tether's `POST /app/pairing_tokens`): valid ten
+    /// minutes, once; a product's token binds only that product's devices, a home's places the
+    /// device in the home (the user must be its owner or an admin).
+    public func pairingToken(_ session: CloudSession, productKey: String? = nil, homeID: Int64? = nil) async throws(TetherError) -> PairingToken {
+        PairingToken(
+            try decodeBody(
+                "the pairing token",
+                try await call(.POST, "/app/pairing_tokens", body: PairingTokenRequestBody(productKey: productKey, homeID: homeID).json, session: session),
+                as: PairingTokenBody.init(json:)))
+    }
+
+    /// Where a pairing stands (Tether's `GET /app/pairing_tokens/{id}`).
+    ///
+    /// - Throws: `cloudRefused` with 9513 for a token that is not the user's.
+    public func pairingStatus(_ session: CloudSession, id: String) async throws(TetherError) -> PairingStatus {
+        PairingStatus(
+            try decodeBody(
+                "the pairing status", try await call(.GET, "/app/pairing_tokens/\(id.tetherPercentEncoded)", session: session),
+                as: PairingStatusBody.init(json:)))
+    }
+
     // MARK: Sharing and messages
 
     /// Who receives an invitation (to a device, or to a home).

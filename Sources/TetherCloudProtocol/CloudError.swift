@@ -100,6 +100,15 @@ extension CloudError {
     public static let onlyOwnerGetsLocalKey = CloudError(code: 9511, httpStatus: 403, message: "only owner gets the local key")
     /// Tether: the device has no Tuya local key in this cloud.
     public static let noTuyaLocalKey = CloudError(code: 9512, httpStatus: 404, message: "no tuya local key")
+    /// Tether: a device presented a pairing token this cloud never issued (another deployment's,
+    /// or mistyped).
+    public static let pairingTokenUnknown = CloudError(code: 9513, httpStatus: 404, message: "pairing token unknown")
+    /// Tether: the pairing token's ten minutes are up, or the session that asked for it ended.
+    public static let pairingTokenExpired = CloudError(code: 9514, httpStatus: 410, message: "pairing token expired")
+    /// Tether: the pairing token was already used (by this device or another).
+    public static let pairingTokenUsed = CloudError(code: 9515, httpStatus: 409, message: "pairing token already used")
+    /// Tether: the pairing token was issued for a device of another product.
+    public static let pairingTokenForeign = CloudError(code: 9516, httpStatus: 403, message: "pairing token is for another product")
     /// Tether: no such route, command or session.
     public static let notFound = CloudError(code: 9999, httpStatus: 404, message: "not found")
     /// Tether: the HTTP method is not served at this path.
@@ -119,6 +128,7 @@ extension CloudError {
         .downloadURLInvalid, .upgradeNotAllowed, .upgradeInProgress,
         .homeNotFound, .homeRoleInsufficient, .deviceInAnotherHome, .roomNotFound, .alreadyHomeMember, .homeOwnerCannotLeave,
         .onlyOwnerGetsLocalKey, .noTuyaLocalKey,
+        .pairingTokenUnknown, .pairingTokenExpired, .pairingTokenUsed, .pairingTokenForeign,
         .notFound,
     ]
 }

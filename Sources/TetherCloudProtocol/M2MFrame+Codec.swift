@@ -148,6 +148,13 @@ extension M2MFrame {
             } catch {
                 throw reader.wrongType("data.\(error.field)", error.message)
             }
+        case "s2c_pairing":
+            let data = try reader.object("data", in: object)
+            do throws(CloudBodyError) {
+                self = .pairing(try PairingStatusBody(json: .object(data)))
+            } catch {
+                throw reader.wrongType("data.\(error.field)", error.message)
+            }
         case "s2c_upgrade":
             let data = try reader.object("data", in: object)
             do throws(CloudBodyError) {
@@ -235,6 +242,8 @@ extension M2MFrame {
             frame["data"] = upgrade.json
         case .message(let message):
             frame["data"] = message.json
+        case .pairing(let status):
+            frame["data"] = status.json
         }
         return .object(frame)
     }

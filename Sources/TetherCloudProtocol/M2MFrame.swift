@@ -51,6 +51,9 @@ public enum M2MFrame: Sendable, Hashable {
     /// `s2c_message` (Tether): a new entry of the user's message centre (an invitation arrived,
     /// was accepted, refused, cancelled or revoked).
     case message(MessageBody)
+    /// `s2c_pairing` (Tether): a device presented one of the user's pairing tokens: bound, or
+    /// refused and why.
+    case pairing(PairingStatusBody)
     /// `pong`.
     case pong
 
@@ -76,6 +79,7 @@ public enum M2MFrame: Sendable, Hashable {
         case .userTopic: "s2c_user_topic"
         case .upgrade: "s2c_upgrade"
         case .message: "s2c_message"
+        case .pairing: "s2c_pairing"
         case .pong: "pong"
         }
     }

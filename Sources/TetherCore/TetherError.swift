@@ -124,6 +124,25 @@ extension ErrorCode where Domain == TetherError {
     public static var wifiNetworkNotFound: Self { Self(3016, "wifiNetworkNotFound") }
     /// Onboarding: the network refused the device's password.
     public static var wifiAuthenticationFailed: Self { Self(3017, "wifiAuthenticationFailed") }
+    /// Onboarding: the router would not let the device join (association refused, too many
+    /// stations), though the network was there and the password right.
+    public static var wifiJoinFailed: Self { Self(3018, "wifiJoinFailed") }
+    /// Onboarding: the device joined the network but got no address from its DHCP server.
+    public static var noIPAddress: Self { Self(3019, "noIPAddress") }
+    /// Onboarding: the device could not list the networks it hears.
+    public static var wifiScanFailed: Self { Self(3020, "wifiScanFailed") }
+    /// Onboarding: the pairing token's ten minutes were up (or the session that asked for it
+    /// ended) when the device presented it.
+    public static var pairingTokenExpired: Self { Self(3021, "pairingTokenExpired") }
+    /// Onboarding: another device had used the pairing token already.
+    public static var pairingTokenUsed: Self { Self(3022, "pairingTokenUsed") }
+    /// Onboarding: the cloud refused to bind the device that presented the token (a token for
+    /// another product, a device owned by someone else, a disabled device):
+    /// ``TetherError/cloudCode`` says which.
+    public static var pairingRefused: Self { Self(3023, "pairingRefused") }
+    /// Onboarding: the system refused the app the local network (iOS's local-network
+    /// permission, or the multicast entitlement smart config needs).
+    public static var localNetworkDenied: Self { Self(3024, "localNetworkDenied") }
 
     // 4xxx: the cloud and the user's session
     /// The cloud refused the request; ``TetherError/cloudCode`` says why (the Open API's code).
@@ -143,7 +162,8 @@ extension ErrorCode where Domain == TetherError {
             .connectionFailed, .connectionClosed, .timeout, .notInBindingWindow, .loginFailed,
             .notControllable, .deviceOffline, .unexpectedResponse, .cancelled, .bindFailed,
             .downloadFailed, .digestMismatch, .lanGrantRequired, .lanGrantRefused, .sessionNegotiationFailed,
-            .wifiNetworkNotFound, .wifiAuthenticationFailed,
+            .wifiNetworkNotFound, .wifiAuthenticationFailed, .wifiJoinFailed, .noIPAddress, .wifiScanFailed, .pairingTokenExpired, .pairingTokenUsed,
+            .pairingRefused, .localNetworkDenied,
             .cloudRefused, .notLoggedIn, .unexpectedCloudResponse,
         ]
     }

@@ -6,7 +6,10 @@ public import TetherCore
 /// against a product's model.
 public enum GizwitsLANMessage: Hashable, Sendable {
     /// 0x0001: Wi-Fi credentials for a device in SoftAP mode.
-    case softAPConfiguration(ssid: String, key: String)
+    ///
+    /// `pairingToken` is Tether's extension: `tokenLen u16 BE · token` after the key, which
+    /// GAgent firmware leaves unread; nil when absent.
+    case softAPConfiguration(ssid: String, key: String, pairingToken: String? = nil)
     /// 0x0002
     case softAPConfigurationAck
     /// 0x0003
@@ -97,7 +100,12 @@ public enum GizwitsLANMessage: Hashable, Sendable {
             guard let ssid = payload.gizwitsReadLengthPrefixedBytes(), let key = payload.gizwitsReadLengthPrefixedBytes() else {
                 throw truncated()
             }
-            self = .softAPConfiguration(ssid: String(decoding: ssid, as: UTF8.self), key: String(decoding: key, as: UTF8.self))
+            var token: String?
+            if payload.readableBytes > 0 {
+                guard let bytes = payload.gizwitsReadLengthPrefixedBytes() else { throw truncated() }
+                if !bytes.isEmpty { token = String(decoding: bytes, as: UTF8.self) }
+            }
+            self = .softAPConfiguration(ssid: String(decoding: ssid, as: UTF8.self), key: String(decoding: key, as: UTF8.self), pairingToken: token)
         case .softAPConfigurationAck: self = .softAPConfigurationAck
         case .discoveryRequest: self = .discoveryRequest
         case .discoveryResponse: self = .discoveryResponse(try GizwitsDeviceInfo(payload: payload))
@@ -159,9 +167,10 @@ public enum GizwitsLANMessage: Hashable, Sendable {
     public var frame: GizwitsLANFrame {
         var payload = ByteBuffer()
         switch self {
-        case .softAPConfiguration(let ssid, let key):
+        case .softAPConfiguration(let ssid, let key, let token):
             payload.gizwitsWriteLengthPrefixed(Array(ssid.utf8))
             payload.gizwitsWriteLengthPrefixed(Array(key.utf8))
+            if let token { payload.gizwitsWriteLengthPrefixed(Array(token.utf8)) }
         case .discoveryResponse(let info), .announcement(let info):
             info.write(to: &payload)
         case .passcodeResponse(let passcode):

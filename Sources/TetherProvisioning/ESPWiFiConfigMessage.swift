@@ -14,6 +14,16 @@ public enum ESPWiFiFailReason: UInt64, Sendable, Hashable {
     case networkNotFound = 1
 }
 
+/// Why a join failed where `WifiConnectFailedReason` has no word for it (Tether extension, field
+/// 100 of `RespGetStatus`, which ESP-IDF's clients skip as an unknown field): sent with the
+/// state `disconnected`, as an ESP-IDF device that did not join shows it.
+public enum ESPTetherFailDetail: UInt64, Sendable, Hashable {
+    /// The router would not let the device join (association refused).
+    case joinRefused = 1
+    /// Joined, but no address came from DHCP.
+    case dhcpTimeout = 2
+}
+
 /// `RespGetStatus`: where the device is in joining the network.
 public struct ESPWiFiStatus: Sendable, Hashable {
     /// `WifiConnectedState`: the address the router gave, and the network.
@@ -36,16 +46,19 @@ public struct ESPWiFiStatus: Sendable, Hashable {
     public var connected: Connected?
     /// While connecting (newer ESP-IDF): attempts left.
     public var attemptsRemaining: Int?
+    /// A Tether device's reason for not having joined, beyond ESP-IDF's two.
+    public var tetherFailDetail: ESPTetherFailDetail?
 
     public init(
         status: ESPStatus = .success, state: ESPWiFiStationState, failReason: ESPWiFiFailReason? = nil, connected: Connected? = nil,
-        attemptsRemaining: Int? = nil
+        attemptsRemaining: Int? = nil, tetherFailDetail: ESPTetherFailDetail? = nil
     ) {
         self.status = status
         self.state = state
         self.failReason = failReason
         self.connected = connected
         self.attemptsRemaining = attemptsRemaining
+        self.tetherFailDetail = tetherFailDetail
     }
 
     /// The device's address, when connected.
@@ -85,6 +98,7 @@ public enum ESPWiFiConfigMessage: Sendable, Hashable {
                 failed.varint(1, UInt64(truncatingIfNeeded: attempts))
                 inner.lengthDelimited(12, failed.bytes, always: true)
             }
+            if let detail = status.tetherFailDetail { inner.varint(100, detail.rawValue, always: true) }
             message.lengthDelimited(11, inner.bytes, always: true)
         case .setConfig(let ssid, let passphrase, let bssid, let channel):
             message.varint(1, 2)
@@ -124,6 +138,7 @@ public enum ESPWiFiConfigMessage: Sendable, Hashable {
                     channel: Int(truncatingIfNeeded: Int64(bitPattern: fields.varint(5))))
             }
             if let attempt = body.bytes(12) { status.attemptsRemaining = Int(truncatingIfNeeded: try ProtobufFields(attempt).varint(1)) }
+            if body.has(100) { status.tetherFailDetail = ESPTetherFailDetail(rawValue: body.varint(100)) }
             self = .getStatusResponse(status)
         case 2:
             let body = try inner(12)

@@ -73,6 +73,17 @@ struct Simulate: AsyncParsableCommand {
         help: "The simulated router's networks, a JSON list [{\"ssid\": ..., \"password\": ...}] (default: any network joins).")
     var wifiNetworks: String?
 
+    @Option(name: .customLong("join-delay"), help: "Seconds the simulated router takes to let the device join (it shows \"connecting\" meanwhile).")
+    var joinDelay: Double = 0
+
+    @Option(
+        name: .customLong("router-fault"),
+        help: "Make joins fail on purpose: refuse-join (the router refuses the association) or dhcp-timeout (no address). Repeatable.")
+    var routerFaults: [RouterFaultOption] = []
+
+    @Option(name: .customLong("network-gone"), help: "A network that shows in scans but is gone when the device joins. Repeatable.")
+    var goneNetworks: [String] = []
+
     @Option(name: .customLong("airlink-port"), help: "With --provisioning airlink: the UDP port the phone's datagrams arrive on (0 lets the system choose).")
     var airlinkPort = 7001
 
@@ -208,6 +219,7 @@ struct Simulate: AsyncParsableCommand {
             guard (0...2).contains(provSecurity) else { throw ValidationError("--security is 0, 1 or 2") }
             guard [0, 1].contains(sec2PatchVersion) else { throw ValidationError("--sec2-patch-version is 0 or 1") }
         }
+        if let problem = problemWithSeconds(joinDelay, option: "--join-delay", maximum: 600) { throw ValidationError(problem) }
         if let cloud, parseHostPort(cloud) == nil { throw ValidationError("--cloud takes HOST:PORT") }
         if (cloud == nil) != (credentials == nil) { throw ValidationError("--cloud and --credentials go together") }
         guard (30...1200).contains(keepAlive) else { throw ValidationError("--keep-alive is 30 to 1200 seconds") }
@@ -226,6 +238,11 @@ struct Simulate: AsyncParsableCommand {
 
     func run() async throws {
         let model = try loadProduct(product)
+        // The network onboarding joins, whichever the mode.
+        var router = try wifiNetworks.map { try SimulatedRouter(json: Array(try Data(contentsOf: URL(fileURLWithPath: $0)))) } ?? SimulatedRouter()
+        router.faults = SimulatedRouter.Faults(
+            joinDelay: .milliseconds(Int64(joinDelay * 1000)), refuseJoin: routerFaults.contains(.refuseJoin), dhcpTimeout: routerFaults.contains(.dhcpTimeout),
+            goneNetworks: Set(goneNetworks))
         var logger = Logger(label: "tether.agent")
         logger.logLevel = verbose ? .debug : .info
         var generator = SplitMix64(seed: seed ?? UInt64.random(in: 0...UInt64.max))
@@ -265,7 +282,7 @@ struct Simulate: AsyncParsableCommand {
                 let target: (host: String, port: Int)?? = announce.map { $0 == "none" ? .some(nil) : .some(parseHostPort($0)) } ?? .none
                 let configuration = LANDeviceConfiguration(
                     host: host, udpPort: udpPort, tcpPort: tcpPort, announcementTarget: target,
-                    idleTimeout: .milliseconds(Int(idleTimeout * 1000))
+                    idleTimeout: .milliseconds(Int(idleTimeout * 1000)), router: router
                 )
                 servers.append(LANDeviceServer(device: device, configuration: configuration, logger: logger))
             } else {
@@ -288,7 +305,6 @@ struct Simulate: AsyncParsableCommand {
         let quiet = count > 50
         let serverLogger = logger
         let printedKey = localKey == nil && ProcessInfo.processInfo.environment["TETHER_TUYA_LOCAL_KEY"] == nil
-        let router = try wifiNetworks.map { try SimulatedRouter(json: Array(try Data(contentsOf: URL(fileURLWithPath: $0)))) } ?? SimulatedRouter()
         let espServer =
             provisioning == .espIDF
             ? ESPProvisioningServer(
@@ -437,6 +453,7 @@ struct Simulate: AsyncParsableCommand {
             case .rejectedControl(let error, let client): line = "rejected from \(client): \(error)"
             case .transparentData(let bytes, let client): line = "\(bytes.count) bytes of transparent data from \(client) (echoed)"
             case .configured(let ssid): line = "onboarded to Wi-Fi \"\(ssid)\""
+            case .paired(let code, let message): line = code == 200 ? "paired: bound to the token's user" : "pairing refused (\(code)): \(message)"
             case .cloudConnected: line = "connected to the cloud"
             case .cloudUnreachable(let reason): line = "cloud unreachable: \(reason)"
             case .serviceCalled(let identifier, let params): line = "service \(identifier) called by the cloud with \(params.serialized())"
@@ -469,6 +486,12 @@ struct IPv4: CustomStringConvertible {
     var description: String {
         [24, 16, 8, 0].map { String((value >> UInt32($0)) & 0xFF) }.joined(separator: ".")
     }
+}
+
+/// `--router-fault`.
+enum RouterFaultOption: String, ExpressibleByArgument, CaseIterable {
+    case refuseJoin = "refuse-join"
+    case dhcpTimeout = "dhcp-timeout"
 }
 
 /// `--provisioning`.

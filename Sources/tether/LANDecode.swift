@@ -88,9 +88,9 @@ struct LANDecode: AsyncParsableCommand {
             ])
         case .configurationSuccess(let mac, let productKey, let did):
             return .object(["mac": .string(mac.map { [$0].tetherHex }.joined(separator: ":")), "productKey": .string(productKey), "did": .string(did)])
-        case .softAPConfiguration(let ssid, let key):
-            // The key is a secret: show only its length.
-            return .object(["ssid": .string(ssid), "keyLength": .int(Int64(key.utf8.count))])
+        case .softAPConfiguration(let ssid, let key, let token):
+            // The key and the token are secrets: show only the key's length and whether a token came.
+            return .object(["ssid": .string(ssid), "keyLength": .int(Int64(key.utf8.count)), "pairingToken": .bool(token != nil)])
         case .passcodeResponse(let passcode):
             return .object(["granted": .bool(passcode != nil)])
         case .login(let passcode):

@@ -6,7 +6,7 @@ import TetherCLISupport
 /// `tether onboard …`: putting a new device on the user's Wi-Fi.
 struct OnboardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "onboard", abstract: "Put a new device on a Wi-Fi network.", subcommands: [AirLink.self, ESP.self, SoftAP.self])
+        commandName: "onboard", abstract: "Put a new device on a Wi-Fi network.", subcommands: [AirLink.self, ESP.self, SoftAP.self, Token.self])
 
     /// `tether onboard esp`: ESP-IDF provisioning over the device's access point.
     struct ESP: AsyncParsableCommand {
@@ -24,6 +24,7 @@ struct OnboardCommand: AsyncParsableCommand {
         @Option(help: "Seconds the device may take to join.") var timeout: Double = 60
         @Option(help: "Write the attempt's flight recorder (JSON, without secrets) to this file.") var trace: String?
         @Flag(help: "Print JSON.") var json = false
+        @OptionGroup var pairing: PairingOptions
 
         func validate() throws {
             guard parseHostPort(device) != nil else { throw ValidationError("--device takes HOST:PORT") }
@@ -40,6 +41,9 @@ struct OnboardCommand: AsyncParsableCommand {
                 sec2Password: sec2Password, joinTimeout: .milliseconds(Int64(timeout * 1000)))
             let json = self.json
             if scan { return try await listNetworks(options) }
+            if pairing.pair {
+                return try await pairing.run(.espIDF(options), ssid: wifiSSID ?? "", password: wifiPassword, json: json, trace: trace)
+            }
             let outcome = await OnboardCommand.attempt(json: json) { progress throws(OnboardingFailure) in
                 try await ESPProvisioning.run(ssid: Array((wifiSSID ?? "").utf8), password: Array(wifiPassword.utf8), options: options, progress: progress)
             }
@@ -90,6 +94,7 @@ struct OnboardCommand: AsyncParsableCommand {
         @Option(help: "Seconds to wait for the device's answer, and again for its announcement.") var timeout: Double = 15
         @Option(help: "Write the attempt's flight recorder (JSON, without secrets) to this file.") var trace: String?
         @Flag(help: "Print JSON.") var json = false
+        @OptionGroup var pairing: PairingOptions
 
         func validate() throws {
             guard parseHostPort(device) != nil else { throw ValidationError("--device takes HOST:PORT") }
@@ -104,6 +109,7 @@ struct OnboardCommand: AsyncParsableCommand {
                 device: LANEndpoint(host: address.host, port: address.port), listenHost: listen, announcementPort: noWait ? nil : announcementPort,
                 answerTimeout: seconds, announcementTimeout: seconds)
             let json = self.json
+            if pairing.pair { return try await pairing.run(.softAP(options), ssid: wifiSSID, password: wifiPassword, json: json, trace: trace) }
             let outcome = await OnboardCommand.attempt(json: json) { progress throws(OnboardingFailure) in
                 try await SoftAPOnboarding.run(ssid: wifiSSID, password: wifiPassword, options: options, progress: progress)
             }

@@ -14,7 +14,8 @@ struct FrameVectorTests {
         productKey: "4214bf2d79694a259232431b6f2ef46b"
     )
 
-    static let discoveryResponse = [UInt8].hex("""
+    static let discoveryResponse = [UInt8].hex(
+        """
         00 00 00 03 57 00 00 04
         00 16 67 4b 75 66 7a 78 5a 77 59 65 79 64 33 53 6b 62 73 62 36 6d 7a 61
         00 06 ac cf 23 50 d4 46
@@ -23,7 +24,8 @@ struct FrameVectorTests {
         00 00 00 00 00 00 00 00
         """)
 
-    static let configurationSuccess = [UInt8].hex("""
+    static let configurationSuccess = [UInt8].hex(
+        """
         00 00 00 03 45 00 00 19
         00 06 ac cf 23 50 d4 46
         00 20 34 32 31 34 62 66 32 64 37 39 36 39 34 61 32 35 39 32 33 32 34 33 31 62 36 66 32 65 66 34 36 62
@@ -54,6 +56,11 @@ struct FrameVectorTests {
         (
             .softAPConfiguration(ssid: "HomeWiFi", key: "secret123"),
             .hex("00 00 00 03 18 00 00 01 00 08 48 6f 6d 65 57 69 46 69 00 09 73 65 63 72 65 74 31 32 33")
+        ),
+        (
+            // Tether's extension: the pairing token after the key.
+            .softAPConfiguration(ssid: "HomeWiFi", key: "secret123", pairingToken: "t0k"),
+            .hex("00 00 00 03 1d 00 00 01 00 08 48 6f 6d 65 57 69 46 69 00 09 73 65 63 72 65 74 31 32 33 00 03 74 30 6b")
         ),
         (.softAPConfigurationAck, .hex("00 00 00 03 03 00 00 02")),
         (.p0ToDevice(ByteBuffer(bytes: [0x02])), .hex("00 00 00 03 04 00 00 90 02")),
@@ -90,10 +97,12 @@ struct FrameVectorTests {
         #expect(try GizwitsLANMessage(frame: GizwitsLANFrame.read(datagram: ByteBuffer(bytes: bytes))) == message)
     }
 
-    @Test("the varint table of the reference", arguments: [
-        (0, "00"), (3, "03"), (127, "7f"), (128, "80 01"), (321, "c1 02"), (16_383, "ff 7f"), (16_384, "80 80 01"),
-        (2_097_151, "ff ff 7f"), (2_097_152, "80 80 80 01"), (268_435_455, "ff ff ff 7f"),
-    ])
+    @Test(
+        "the varint table of the reference",
+        arguments: [
+            (0, "00"), (3, "03"), (127, "7f"), (128, "80 01"), (321, "c1 02"), (16_383, "ff 7f"), (16_384, "80 80 01"),
+            (2_097_151, "ff ff 7f"), (2_097_152, "80 80 80 01"), (268_435_455, "ff ff ff 7f"),
+        ])
     func varints(value: Int, encoding: String) {
         var buffer = ByteBuffer()
         buffer.gizwitsWriteVarint(value)
@@ -124,7 +133,7 @@ struct FrameVectorTests {
         )
         var frame = Array(GizwitsLANMessage.hardwareInfo(info).frame.bytes.readableBytesView)
         #expect(frame[4] == 3 + 48 + 2 + 4 + 2 + 32)
-        frame[4] = 0x77 // flag + cmd + 116, as GAgent 04020006 writes it
+        frame[4] = 0x77  // flag + cmd + 116, as GAgent 04020006 writes it
         var buffer = ByteBuffer(bytes: frame + GizwitsLANMessage.heartbeatReply.frame.bytes.readableBytesView)
         #expect(try GizwitsLANMessage.read(from: &buffer) == .hardwareInfo(info))
         #expect(try GizwitsLANMessage.read(from: &buffer) == .heartbeatReply)

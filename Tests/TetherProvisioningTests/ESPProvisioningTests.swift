@@ -72,8 +72,13 @@ struct ESPProvisioningTests {
             .getStatusResponse(ESPWiFiStatus(state: .connectionFailed, failReason: .authError)),
             .getStatusResponse(ESPWiFiStatus(state: .connectionFailed, failReason: .networkNotFound)),
             .getStatusResponse(ESPWiFiStatus(state: .connecting, attemptsRemaining: 3)),
+            .getStatusResponse(ESPWiFiStatus(state: .disconnected, tetherFailDetail: .dhcpTimeout)),
+            .getStatusResponse(ESPWiFiStatus(state: .disconnected, tetherFailDetail: .joinRefused)),
         ]
         for message in messages { #expect(try ESPWiFiConfigMessage(decoding: message.encoded()) == message) }
+        // Tether's field 100 (tag 0xa0 0x06) comes after ESP-IDF's own; a decoder that does not know it skips it.
+        let dhcp = ESPWiFiConfigMessage.getStatusResponse(ESPWiFiStatus(state: .disconnected, tetherFailDetail: .dhcpTimeout)).encoded()
+        #expect(dhcp == Self.hex("08 01 5a 05 10 02 a0 06 02"))
     }
 
     @Test("prov-scan: every message round-trips, negative signal strengths included")

@@ -100,10 +100,25 @@ public enum FuzzTargets {
     /// Valid MQTT packets to mutate.
     public static let mqttSeeds: [[UInt8]] = {
         let packets: [(MQTTPacket, MQTTVersion)] = [
-            (.connect(MQTTConnect(version: .v311, clientID: "c", username: "u", password: [1], will: MQTTWill(topic: "w", payload: ByteBuffer(string: "x"), qos: .atLeastOnce))), .v311),
+            (
+                .connect(
+                    MQTTConnect(
+                        version: .v311, clientID: "c", username: "u", password: [1],
+                        will: MQTTWill(topic: "w", payload: ByteBuffer(string: "x"), qos: .atLeastOnce))), .v311
+            ),
             (.connect(MQTTConnect(version: .v5, clientID: "c", properties: [.sessionExpiryInterval(9), .userProperty("a", "b")])), .v5),
-            (.publish(MQTTPublish(topic: "a/b", payload: ByteBuffer(string: "hi"), qos: .exactlyOnce, packetID: 3, properties: [.topicAlias(1), .correlationData([1])])), .v5),
-            (.subscribe(MQTTSubscribe(packetID: 1, subscriptions: [MQTTTopicSubscription(filter: "$share/g/a/#", qos: .atLeastOnce)], properties: [.subscriptionIdentifier(4)])), .v5),
+            (
+                .publish(
+                    MQTTPublish(
+                        topic: "a/b", payload: ByteBuffer(string: "hi"), qos: .exactlyOnce, packetID: 3, properties: [.topicAlias(1), .correlationData([1])])),
+                .v5
+            ),
+            (
+                .subscribe(
+                    MQTTSubscribe(
+                        packetID: 1, subscriptions: [MQTTTopicSubscription(filter: "$share/g/a/#", qos: .atLeastOnce)], properties: [.subscriptionIdentifier(4)]
+                    )), .v5
+            ),
             (.suback(MQTTSubAck(packetID: 1, reasonCodes: [.grantedQoS1])), .v311),
             (.puback(MQTTAck(packetID: 2, reasonCode: .noMatchingSubscribers, properties: [.reasonString("r")])), .v5),
             (.disconnect(MQTTReasonPacket(reasonCode: .serverMoved, properties: [.serverReference("s")])), .v5),
@@ -115,13 +130,19 @@ public enum FuzzTargets {
     /// Valid frames to mutate, so that fuzzing reaches past the header checks.
     public static let seeds: [[UInt8]] = {
         var seeds: [[UInt8]] = []
-        let info = GizwitsDeviceInfo(did: "gKufzxZwYeyd3Skbsb6mza", mac: [0xAC, 0xCF, 0x23, 0x50, 0xD4, 0x46], firmwareVersion: "04020006", productKey: "4214bf2d79694a259232431b6f2ef46b")
+        let info = GizwitsDeviceInfo(
+            did: "gKufzxZwYeyd3Skbsb6mza", mac: [0xAC, 0xCF, 0x23, 0x50, 0xD4, 0x46], firmwareVersion: "04020006",
+            productKey: "4214bf2d79694a259232431b6f2ef46b")
         let messages: [GizwitsLANMessage] = [
             .discoveryRequest, .discoveryResponse(info), .announcement(info), .passcodeResponse("ABCDEFGHIJ"),
             .login(passcode: "ABCDEFGHIJ"), .loginResult(.success), .heartbeat,
             .hotspotList([GizwitsHotspot(ssid: "HomeWiFi", rssi: 60)]), .softAPConfiguration(ssid: "HomeWiFi", key: "secret123"),
+            .softAPConfiguration(ssid: "HomeWiFi", key: "secret123", pairingToken: "0123456789abcdef0123456789abcdef"),
             .configurationSuccess(mac: info.mac, productKey: info.productKey, did: info.did),
-            .hardwareInfo(GizwitsHardwareInfo(wifiHardwareVersion: "ESP", wifiSoftwareVersion: "0402", mcuHardwareVersion: "1", mcuSoftwareVersion: "2", p0Version: "4", wifiFirmwareVersion: "x", productKey: info.productKey)),
+            .hardwareInfo(
+                GizwitsHardwareInfo(
+                    wifiHardwareVersion: "ESP", wifiSoftwareVersion: "0402", mcuHardwareVersion: "1", mcuSoftwareVersion: "2", p0Version: "4",
+                    wifiFirmwareVersion: "x", productKey: info.productKey)),
             .p0FromDevice(ByteBuffer(bytes: [4, 5, 10, 20, 30, 3, 1, 38, 60, 2, 10])),
             .p0WithAck(sn: 7, p0: ByteBuffer(bytes: [1, 5, 5, 10, 20, 30, 3])),
             .p0Ack(sn: 1, p0: ByteBuffer(bytes: [0x13, 0x04, 0xC0, 0x03, 0x26])),

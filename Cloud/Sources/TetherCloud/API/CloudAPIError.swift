@@ -104,6 +104,10 @@ extension CloudAPIError {
     public static func homeOwnerCannotLeave(detail: String = "") -> Self { .init(.homeOwnerCannotLeave, detail: detail) }
     public static func onlyOwnerGetsLocalKey(detail: String = "") -> Self { .init(.onlyOwnerGetsLocalKey, detail: detail) }
     public static func noTuyaLocalKey(detail: String = "") -> Self { .init(.noTuyaLocalKey, detail: detail) }
+    public static func pairingTokenUnknown(detail: String = "") -> Self { .init(.pairingTokenUnknown, detail: detail) }
+    public static func pairingTokenExpired(detail: String = "") -> Self { .init(.pairingTokenExpired, detail: detail) }
+    public static func pairingTokenUsed(detail: String = "") -> Self { .init(.pairingTokenUsed, detail: detail) }
+    public static func pairingTokenForeign(detail: String = "") -> Self { .init(.pairingTokenForeign, detail: detail) }
     public static func notFound(detail: String = "") -> Self { .init(.notFound, detail: detail) }
     public static func requestThrottled(detail: String, retryAfter: Int64? = nil) -> Self {
         var error = Self(.requestThrottled, detail: detail)

@@ -137,6 +137,8 @@ extension DeviceGateway {
                 try await gatewayRequest(bytes, topic: topic, did: did, principal: principal)
             case .session(let path) where !path.hasSuffix("_reply"):
                 try await gatewayRequest(bytes, topic: topic, did: did, principal: principal)
+            case .pairingActivate:
+                answer(await pairing.handle(try AlinkRequest(parsing: bytes), did: did), topic: topic, to: principal)
             case .lanGrantKeyGet:
                 answer(try await lanGrants.answer(AlinkRequest(parsing: bytes)), topic: topic, to: principal)
             case .system(let path) where path == DeviceAccountLink.bindPath || path == DeviceAccountLink.unbindPath:

@@ -26,6 +26,7 @@ public final class DeviceGateway: Service, Sendable {
     let delivery: CommandDelivery
     let rrpc: RRPCRelay
     let accountLink: DeviceAccountLink
+    let pairing: DevicePairingLink
     let shadows: DeviceShadowLink
     let firmware: DeviceFirmwareLink
     let lanGrants: LANGrants
@@ -92,6 +93,7 @@ public final class DeviceGateway: Service, Sendable {
         // Binding by the device uses no endpoint: the M2M endpoint only goes into device lists.
         accountLink = DeviceAccountLink(
             tokens: IoTTokens(database: database), bindings: BindingService(database: database, endpoint: M2MEndpoint(), bus: bus), logger: logger)
+        pairing = DevicePairingLink(tokens: PairingTokens(database: database, bus: bus), logger: logger)
         shadows = DeviceShadowLink(broker: broker, connections: connections, documents: ShadowDocuments(database: database), logger: logger)
         presence = DevicePresence(
             nodeID: configuration.nodeID, broker: broker, database: database, history: history, catalogue: catalogue,

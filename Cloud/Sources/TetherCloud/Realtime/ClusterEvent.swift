@@ -36,6 +36,8 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     case upgrade(FirmwareUpgradeBody)
     /// A new entry of a user's message centre, for that user's sessions.
     case message(uid: String, MessageBody)
+    /// A device presented one of a user's pairing tokens: the outcome, for that user's sessions.
+    case pairing(uid: String, PairingStatusBody)
     /// A user's sessions changed (logout, refresh, password change, revoked session, account
     /// disabled): live sessions of that user check their token again.
     case credentialsChanged(uid: String)
@@ -53,7 +55,7 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
             return update.did
         case .upgrade(let upgrade):
             return upgrade.did
-        case .credentialsChanged, .message:
+        case .credentialsChanged, .message, .pairing:
             return ""
         }
     }
@@ -98,6 +100,17 @@ public struct RRPCRequestEvent: Codable, Sendable, Hashable {
 
 /// Messages travel between nodes as the JSON apps see.
 extension MessageBody: @retroactive Codable {
+    public init(from decoder: any Decoder) throws {
+        try self.init(json: try JSONValue(from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try json.encode(to: encoder)
+    }
+}
+
+/// Pairing outcomes travel between nodes as the JSON apps see.
+extension PairingStatusBody: @retroactive Codable {
     public init(from decoder: any Decoder) throws {
         try self.init(json: try JSONValue(from: decoder))
     }

@@ -65,6 +65,8 @@ final class RealtimeHub: Sendable {
                 frame = .upgrade(upgrade)
             case .message(let uid, let message):
                 for session in targets where session.uid == uid { session.send(.message(message)) }
+            case .pairing(let uid, let status):
+                for session in targets where session.uid == uid { session.send(.pairing(status)) }
             case .deliver, .rrpcRequest, .rrpcAnswer, .shadowDesired, .userPublish:
                 break
             }

@@ -101,6 +101,7 @@ public struct CloudNode: Sendable {
         UpgradeRoutes(accounts: accounts, upgrades: FirmwareUpgrades(database: database, bus: bus)).register(on: documented)
         LANGrantRoutes(accounts: accounts, grants: LANGrants(database: database, lifetime: configuration.lanGrantLifetimeSeconds)).register(on: documented)
         TuyaLocalKeyRoutes(accounts: accounts, keys: TuyaLocalKeys(database: database)).register(on: documented)
+        PairingRoutes(accounts: accounts, pairing: PairingTokens(database: database, bus: bus)).register(on: documented)
         let sharing = SharingService(database: database, bus: bus)
         SharingRoutes(accounts: accounts, sharing: sharing).register(on: documented)
         MessageRoutes(accounts: accounts, messages: MessageCentre(database: database, bus: bus)).register(on: documented)

@@ -24,6 +24,7 @@ public enum Migrations {
         Migration(version: 12, name: "sharing and the message centre", statements: Schema.version12),
         Migration(version: 13, name: "homes, rooms and members", statements: Schema.version13),
         Migration(version: 14, name: "Tuya local keys", statements: Schema.version14),
+        Migration(version: 15, name: "pairing tokens", statements: Schema.version15),
     ]
 
     /// The newest schema version this build knows.
