@@ -74,6 +74,15 @@ final class HTTPKeepAliveConnection {
     /// POSTs `body` to `path` and returns the answer. Throws `connectionClosed` when the device
     /// drops the connection, `frameTooLarge` past the body limit.
     func post(_ path: String, body: [UInt8]) async throws(TetherError) -> Response {
+        try await request(.POST, path, body: body)
+    }
+
+    /// GETs `path` (GAgent's `web_config.cgi`).
+    func get(_ path: String) async throws(TetherError) -> Response {
+        try await request(.GET, path, body: [])
+    }
+
+    private func request(_ method: HTTPMethod, _ path: String, body: [UInt8]) async throws(TetherError) -> Response {
         let channel = self.channel
         let expired = ExpiryFlag()
         let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(requestTimeout)) {
@@ -82,24 +91,26 @@ final class HTTPKeepAliveConnection {
         }
         defer { deadline.cancel() }
         do {
-            return try await exchange(path, body: body)
+            return try await exchange(method, path, body: body)
         } catch  where expired.fired {
             throw TetherError(.timeout, "the device did not answer \(path) within \(requestTimeout)")
         }
     }
 
-    private func exchange(_ path: String, body: [UInt8]) async throws(TetherError) -> Response {
+    private func exchange(_ method: HTTPMethod, _ path: String, body: [UInt8]) async throws(TetherError) -> Response {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: host)
-        headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        headers.add(name: "Accept", value: "text/plain")
-        headers.add(name: "Content-Length", value: String(body.count))
+        if method == .POST {
+            headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            headers.add(name: "Accept", value: "text/plain")
+            headers.add(name: "Content-Length", value: String(body.count))
+        }
         if let cookie { headers.add(name: "Cookie", value: cookie) }
         do {
-            try await outbound.write(contentsOf: [
-                .head(HTTPRequestHead(version: .http1_1, method: .POST, uri: path, headers: headers)),
-                .body(.byteBuffer(ByteBuffer(bytes: body))), .end(nil),
-            ])
+            var parts: [HTTPClientRequestPart] = [.head(HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers))]
+            if method == .POST { parts.append(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
+            parts.append(.end(nil))
+            try await outbound.write(contentsOf: parts)
         } catch {
             throw TetherError(.connectionClosed, "the device closed the connection: \(error)")
         }

@@ -24,6 +24,10 @@ public struct SoftAPOptions: Sendable, CustomStringConvertible {
     /// (Tether's extension, which GAgent firmware leaves unread). A secret.
     /// ``TetherClient/onboard(_:)`` fills it in.
     public var pairingToken: String?
+    /// Send the credentials to GAgent's `web_config.cgi` on this TCP port of the device's address
+    /// (GAgent: 80) instead of `0x0001`; nil sends `0x0001`. The firmware does no
+    /// percent-decoding, so only printable ASCII without spaces, `&`, `#`, `%`, `+` or `?` goes.
+    public var webConfigPort: Int?
 
     public init(
         device: LANEndpoint = LANEndpoint(host: "10.10.100.254", port: 12414), listenHost: String = "0.0.0.0", announcementPort: Int? = 2415,
@@ -36,6 +40,7 @@ public struct SoftAPOptions: Sendable, CustomStringConvertible {
         self.answerTimeout = answerTimeout
         self.announcementTimeout = announcementTimeout
         self.pairingToken = nil
+        self.webConfigPort = nil
     }
 
     public var description: String { "SoftAPOptions(\(device))" }
@@ -81,13 +86,31 @@ public enum SoftAPOnboarding {
         guard (1...32).contains(ssid.utf8.count), password.utf8.count <= 32 else {
             throw fail(TetherError(.invalidArgument, "GAgent takes an SSID of 1 to 32 bytes and a password of at most 32"))
         }
+        if options.webConfigPort != nil {
+            do throws(TetherError) {
+                _ = try GizwitsWebConfig(ssid: ssid, password: password, pairingToken: options.pairingToken).target()
+            } catch {
+                throw fail(error)
+            }
+        }
         let request = GizwitsLANMessage.softAPConfiguration(ssid: ssid, key: password, pairingToken: options.pairingToken).frame.bytes
         let outcome: Result<SoftAPResult, TetherError>
         do {
             // Listening for the announcement from the start: a device may join the router faster
             // than the phone gets back to it.
             func session(_ announcements: UDPSocket?) async throws(TetherError) -> Result<SoftAPResult, TetherError> {
-                try await withUDP(host: options.listenHost, port: 0) { socket throws(TetherError) in
+                if let webConfigPort = options.webConfigPort {
+                    step = .sendingCredentials
+                    progress(step)
+                    try await webConfig(ssid: ssid, password: password, port: webConfigPort, options: options, recorder: recorder)
+                    step = .deviceAcknowledged
+                    progress(step)
+                    guard let announcements else { return .success(SoftAPResult(trace: recorder.finish("acknowledged"))) }
+                    step = .seenOnLAN
+                    progress(step)
+                    return try await awaitAnnouncement(on: announcements, timeout: options.announcementTimeout, recorder: recorder)
+                }
+                return try await withUDP(host: options.listenHost, port: 0) { socket throws(TetherError) in
                     step = .sendingCredentials
                     progress(step)
                     guard let target = try? SocketAddress.makeAddressResolvingHost(options.device.host, port: options.device.port) else {
@@ -120,6 +143,21 @@ public enum SoftAPOnboarding {
         switch outcome {
         case .success(let result): return result
         case .failure(let error): throw fail(error)
+        }
+    }
+
+    /// One `GET /web_config.cgi?ssid=…&pass=…` (and Tether's `&token=…`); the firmware answers 200
+    /// with a page either way, and its form when it did not take the query.
+    private static func webConfig(
+        ssid: String, password: String, port: Int, options: SoftAPOptions, recorder: OnboardingRecorder
+    ) async throws(TetherError) {
+        let target = try GizwitsWebConfig(ssid: ssid, password: password, pairingToken: options.pairingToken).target()
+        let response = try await HTTPKeepAliveConnection.withConnection(host: options.device.host, port: port, timeout: options.answerTimeout) {
+            connection throws(TetherError) in try await connection.get(target)
+        }
+        recorder.record("web_config", ["status": .int(Int64(response.statusCode)), "bytes": .int(Int64(response.body.count))])
+        guard response.statusCode == 200, !String(decoding: response.body, as: UTF8.self).contains("<form") else {
+            throw TetherError(.unexpectedResponse, "the device did not take the credentials (HTTP \(response.statusCode)): is it in SoftAP mode?")
         }
     }
 

@@ -30,6 +30,9 @@ public struct LANDeviceConfiguration: Sendable {
     /// The network SoftAP onboarding joins (`0x0001`): GAgent gives no answer about the join, so
     /// a join that fails leaves the device in onboarding mode without announcing itself.
     public var router: SimulatedRouter
+    /// Where the device in SoftAP mode serves `web_config.cgi` (GAgent: 80; 0 lets the system
+    /// choose); nil serves none.
+    public var webConfigPort: Int?
 
     /// A configuration with GAgent's defaults. An omitted (or nil) `announcementTarget` means
     /// ``defaultAnnouncementTarget(for:)`` of `host`; pass `.some(nil)` to send no announcements.
@@ -45,7 +48,8 @@ public struct LANDeviceConfiguration: Sendable {
         hotspots: [GizwitsHotspot] = [GizwitsHotspot(ssid: "TetherHome", rssi: 72), GizwitsHotspot(ssid: "TetherGuest", rssi: 41)],
         maximumFrameLength: Int = 4096,
         bindRetry: Duration = .zero,
-        router: SimulatedRouter = SimulatedRouter()
+        router: SimulatedRouter = SimulatedRouter(),
+        webConfigPort: Int? = nil
     ) {
         self.host = host
         self.udpPort = udpPort
@@ -59,6 +63,7 @@ public struct LANDeviceConfiguration: Sendable {
         self.maximumFrameLength = maximumFrameLength
         self.bindRetry = bindRetry
         self.router = router
+        self.webConfigPort = webConfigPort
     }
 
     /// The broadcast address on UDP 2415, as GAgent does; a device bound to a loopback address
@@ -77,4 +82,6 @@ public struct LANDeviceAddresses: Hashable, Sendable {
     public var udpPort: Int
     /// The TCP port actually bound (the control channel).
     public var tcpPort: Int
+    /// The HTTP port of `web_config.cgi`, when served.
+    public var webConfigPort: Int?
 }

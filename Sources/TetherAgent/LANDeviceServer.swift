@@ -17,13 +17,15 @@ public final class LANDeviceServer: Sendable {
     public let device: VirtualDevice
     /// The addresses, limits and announcement settings the server runs with.
     public let configuration: LANDeviceConfiguration
-    private let logger: Logger
+    let logger: Logger
     private let group: any EventLoopGroup
 
     private let bound = AsyncPromise<LANDeviceAddresses, TetherError>()
     private let clients = Mutex<[ObjectIdentifier: any Channel]>([:])
     /// A SoftAP join under way: the app's repeated `0x0001`s start one.
     private let softAPJoining = Mutex(false)
+    /// The UDP socket's writer while it is open: web_config.cgi joins announce through it.
+    let announcer = Mutex<NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>?>(nil)
 
     /// - Parameter group: the event loops to run on; NIO's shared singleton when nil.
     public init(
@@ -55,9 +57,18 @@ public final class LANDeviceServer: Sendable {
     public func run() async throws {
         let deadline = ContinuousClock.now + configuration.bindRetry
         var sockets: (udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>, tcp: NIOAsyncChannel<any Channel, Never>)?
+        var web: WebConfigListener?
         while sockets == nil {
             do {
-                sockets = try await bindSockets()
+                let pair = try await bindSockets()
+                do {
+                    if let port = configuration.webConfigPort { web = try await bindWebConfig(port: port) }
+                } catch {
+                    try? await pair.0.executeThenClose { _, _ in }
+                    try? await pair.1.executeThenClose { _ in }
+                    throw error
+                }
+                sockets = pair
             } catch {
                 guard ContinuousClock.now < deadline, !Task.isCancelled else {
                     let failure = TetherError(
@@ -72,7 +83,8 @@ public final class LANDeviceServer: Sendable {
         let addresses = LANDeviceAddresses(
             host: configuration.host,
             udpPort: udp.channel.localAddress?.port ?? configuration.udpPort,
-            tcpPort: tcp.channel.localAddress?.port ?? configuration.tcpPort
+            tcpPort: tcp.channel.localAddress?.port ?? configuration.tcpPort,
+            webConfigPort: web.map { $0.channel.localAddress?.port ?? configuration.webConfigPort ?? 0 }
         )
         bound.resolve(.success(addresses))
         logger.debug(
@@ -80,7 +92,7 @@ public final class LANDeviceServer: Sendable {
             metadata: ["tether.did": "\(device.identity.did)", "tether.udp": "\(addresses.udpPort)", "tether.tcp": "\(addresses.tcpPort)"])
 
         do {
-            try await serve(udp: udp, tcp: tcp)
+            try await serve(udp: udp, tcp: tcp, web: web)
         } catch _ where Task.isCancelled {
             // Cancellation is how a server is stopped; it is not a failure.
         }
@@ -120,10 +132,11 @@ public final class LANDeviceServer: Sendable {
 
     private func serve(
         udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>,
-        tcp: NIOAsyncChannel<any Channel, Never>
+        tcp: NIOAsyncChannel<any Channel, Never>, web: WebConfigListener?
     ) async throws {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.keepServingUDP(udp) }
+            if let web { group.addTask { try await self.serveWebConfig(web) } }
             group.addTask {
                 try await tcp.executeThenClose { inbound in
                     try await withThrowingDiscardingTaskGroup { connections in
@@ -174,6 +187,8 @@ public final class LANDeviceServer: Sendable {
 
     private func serveUDP(_ udp: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>, announce: Bool) async throws {
         try await udp.executeThenClose { inbound, outbound in
+            announcer.withLock { $0 = outbound }
+            defer { announcer.withLock { $0 = nil } }
             try await withThrowingDiscardingTaskGroup { group in
                 if announce { group.addTask { await self.announce(.announcement(self.deviceInfo), through: outbound) } }
                 for try await datagram in inbound {
@@ -214,7 +229,7 @@ public final class LANDeviceServer: Sendable {
 
     /// Joins the network through the router (its delay and faults); a device that joined
     /// announces itself, one that did not stays in onboarding mode for another attempt.
-    private func join(ssid: String, key: String, pairingToken: String?, through outbound: NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>) async {
+    func join(ssid: String, key: String, pairingToken: String?, through outbound: NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>?) async {
         guard
             softAPJoining.withLock({ joining in
                 defer { joining = true }; return !joining
@@ -228,7 +243,7 @@ public final class LANDeviceServer: Sendable {
             logger.notice("SoftAP onboarding: the join failed", metadata: ["tether.ssid": "\(ssid)", "tether.result": "\(result)"])
             return
         }
-        guard device.configureWiFi(ssid: ssid, key: key, pairingToken: pairingToken) else { return }
+        guard device.configureWiFi(ssid: ssid, key: key, pairingToken: pairingToken), let outbound = outbound ?? announcer.withLock({ $0 }) else { return }
         let identity = device.identity
         await announce(GizwitsLANMessage.configurationSuccess(mac: identity.mac, productKey: identity.productKey, did: identity.did), through: outbound)
     }

@@ -50,6 +50,11 @@ struct Simulate: AsyncParsableCommand {
     var softap = false
 
     @Option(
+        name: .customLong("web-config-port"), help: "With --softap: also serve GAgent's web_config.cgi on this TCP port (GAgent: 80; 0 lets the system choose)."
+    )
+    var webConfigPort: Int?
+
+    @Option(
         name: .long,
         help: "Wait for Wi-Fi credentials over: airlink (smart config: ESP-Touch v1, v2 and AirKiss) or esp-idf (wifi_provisioning over SoftAP HTTP).")
     var provisioning: ProvisioningMode?
@@ -220,6 +225,10 @@ struct Simulate: AsyncParsableCommand {
             guard [0, 1].contains(sec2PatchVersion) else { throw ValidationError("--sec2-patch-version is 0 or 1") }
         }
         if let problem = problemWithSeconds(joinDelay, option: "--join-delay", maximum: 600) { throw ValidationError(problem) }
+        if let webConfigPort {
+            guard softap else { throw ValidationError("--web-config-port goes with --softap") }
+            guard (0...65535).contains(webConfigPort) else { throw ValidationError("--web-config-port is 0 to 65535") }
+        }
         if let cloud, parseHostPort(cloud) == nil { throw ValidationError("--cloud takes HOST:PORT") }
         if (cloud == nil) != (credentials == nil) { throw ValidationError("--cloud and --credentials go together") }
         guard (30...1200).contains(keepAlive) else { throw ValidationError("--keep-alive is 30 to 1200 seconds") }
@@ -282,7 +291,7 @@ struct Simulate: AsyncParsableCommand {
                 let target: (host: String, port: Int)?? = announce.map { $0 == "none" ? .some(nil) : .some(parseHostPort($0)) } ?? .none
                 let configuration = LANDeviceConfiguration(
                     host: host, udpPort: udpPort, tcpPort: tcpPort, announcementTarget: target,
-                    idleTimeout: .milliseconds(Int(idleTimeout * 1000)), router: router
+                    idleTimeout: .milliseconds(Int(idleTimeout * 1000)), router: router, webConfigPort: softap ? webConfigPort : nil
                 )
                 servers.append(LANDeviceServer(device: device, configuration: configuration, logger: logger))
             } else {
@@ -429,12 +438,14 @@ struct Simulate: AsyncParsableCommand {
                 object["host"] = .string(addresses.host)
                 object["udpPort"] = .int(Int64(addresses.udpPort))
                 object["tcpPort"] = .int(Int64(addresses.tcpPort))
+                if let web = addresses.webConfigPort { object["webConfigPort"] = .int(Int64(web)) }
             }
             if let cloud { object["cloudDevice"] = .string(cloud.description) }
             printJSON(.object(object))
         } else {
             var line = "device \(index): did=\(identity.did) mac=\(identity.macString) passcode=\(identity.passcode) product=\(identity.productKey)"
             if let addresses { line += " udp=\(addresses.host):\(addresses.udpPort) tcp=\(addresses.host):\(addresses.tcpPort)" }
+            if let web = addresses?.webConfigPort { line += " web_config=\(addresses!.host):\(web)" }
             if let cloud { line += " cloud=\(cloud)" }
             printLine(line)
         }

@@ -89,6 +89,10 @@ struct OnboardCommand: AsyncParsableCommand {
         @Option(help: "The local address to send from and listen on.") var listen = "0.0.0.0"
         @Option(name: .customLong("announcement-port"), help: "Where the device announces itself once joined (GAgent: 2415).") var announcementPort = 2415
         @Flag(name: .customLong("no-wait"), help: "Return at the device's 0x0002, without waiting for its announcement.") var noWait = false
+        @Option(
+            name: .customLong("web-config-port"),
+            help: "Send the credentials to GAgent's web_config.cgi on this TCP port of the device (GAgent: 80) instead of 0x0001.")
+        var webConfigPort: Int?
         @Option(name: .customLong("wifi-ssid"), help: "The network to join.") var wifiSSID: String
         @Option(name: .customLong("wifi-password"), help: "Its password (at most 32 bytes for GAgent).") var wifiPassword = ""
         @Option(help: "Seconds to wait for the device's answer, and again for its announcement.") var timeout: Double = 15
@@ -99,15 +103,17 @@ struct OnboardCommand: AsyncParsableCommand {
         func validate() throws {
             guard parseHostPort(device) != nil else { throw ValidationError("--device takes HOST:PORT") }
             guard (1...65535).contains(announcementPort) else { throw ValidationError("--announcement-port is 1 to 65535") }
+            if let webConfigPort, !(1...65535).contains(webConfigPort) { throw ValidationError("--web-config-port is 1 to 65535") }
             if let problem = problemWithSeconds(timeout, option: "--timeout", maximum: 600, allowZero: false) { throw ValidationError(problem) }
         }
 
         func run() async throws {
             let address = parseHostPort(device)!
             let seconds = Duration.milliseconds(Int64(timeout * 1000))
-            let options = SoftAPOptions(
+            var options = SoftAPOptions(
                 device: LANEndpoint(host: address.host, port: address.port), listenHost: listen, announcementPort: noWait ? nil : announcementPort,
                 answerTimeout: seconds, announcementTimeout: seconds)
+            options.webConfigPort = webConfigPort
             let json = self.json
             if pairing.pair { return try await pairing.run(.softAP(options), ssid: wifiSSID, password: wifiPassword, json: json, trace: trace) }
             let outcome = await OnboardCommand.attempt(json: json) { progress throws(OnboardingFailure) in
