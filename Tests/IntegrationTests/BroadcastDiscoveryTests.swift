@@ -16,25 +16,31 @@ struct BroadcastDiscoveryTests {
     func broadcast() async throws {
         let product = Fixtures.root.appendingPathComponent("products/pet-house.json").path
         try await NetworkNamespaces.withPair { app, device in
-            let agent = try Executables.Background("/usr/sbin/ip", [
-                "netns", "exec", device, Executables.path("tether-agent"), "simulate", "--product", product,
-                "--bind", "0.0.0.0", "--bindable", "--json", "--seed", "5", "--interval", "0",
-            ])
+            let agent = try Executables.Background(
+                "/usr/sbin/ip",
+                [
+                    "netns", "exec", device, Executables.path("tether-agent"), "simulate", "--product", product,
+                    "--bind", "0.0.0.0", "--bindable", "--json", "--seed", "5", "--interval", "0",
+                ])
             defer { agent.stop() }
             let line = try #require(await next(agent.lines) { _ in true })
             let did = try #require(try JSONValue.parse(line)["did"]?.stringValue)
             for broadcast in ["255.255.255.255", "10.77.0.255"] {
-                let found = try await Executables.run("/usr/sbin/ip", [
-                    "netns", "exec", app, Executables.path("tether"), "lan", "discover", "--broadcast", broadcast, "--timeout", "1.5", "--json",
-                ])
+                let found = try await Executables.run(
+                    "/usr/sbin/ip",
+                    [
+                        "netns", "exec", app, Executables.path("tether"), "lan", "discover", "--broadcast", broadcast, "--timeout", "1.5", "--json",
+                    ])
                 #expect(found.status == 0, "\(found.stderr)")
                 let list = try JSONValue.parse(found.stdout)
                 #expect(list.arrayValue?.first?["did"] == .string(did), "via \(broadcast)")
                 #expect(list.arrayValue?.first?["host"] == "10.77.0.2")
             }
-            let written = try await Executables.run("/usr/sbin/ip", [
-                "netns", "exec", app, Executables.path("tether"), "lan", "write", "--host", "10.77.0.2", "--product", product, "--json", "LED_R=200",
-            ])
+            let written = try await Executables.run(
+                "/usr/sbin/ip",
+                [
+                    "netns", "exec", app, Executables.path("tether"), "lan", "write", "--host", "10.77.0.2", "--product", product, "--json", "LED_R=200",
+                ])
             #expect(try JSONValue.parse(written.stdout)["data"]?["LED_R"] == .int(200), "\(written.stderr)")
         }
     }
@@ -45,23 +51,29 @@ extension BroadcastDiscoveryTests {
     func tuyaBroadcast(version: String) async throws {
         let product = Fixtures.root.appendingPathComponent("products/pet-house.json").path
         try await NetworkNamespaces.withPair { app, device in
-            let agent = try Executables.Background("/usr/sbin/ip", [
-                "netns", "exec", device, Executables.path("tether-agent"), "simulate", "--product", product, "--protocol", "tuya",
-                "--version", version, "--bind", "0.0.0.0", "--tuya-id", "eb0123456789abcdefghij", "--local-key", "thisisarealkey00",
-                "--json", "--interval", "0", "--announce-interval", "0.3",
-            ])
+            let agent = try Executables.Background(
+                "/usr/sbin/ip",
+                [
+                    "netns", "exec", device, Executables.path("tether-agent"), "simulate", "--product", product, "--protocol", "tuya",
+                    "--version", version, "--bind", "0.0.0.0", "--tuya-id", "eb0123456789abcdefghij", "--local-key", "thisisarealkey00",
+                    "--json", "--interval", "0", "--announce-interval", "0.3",
+                ])
             defer { agent.stop() }
             _ = try #require(await next(agent.lines) { _ in true })
-            let found = try await Executables.run("/usr/sbin/ip", [
-                "netns", "exec", app, Executables.path("tether"), "tuya", "scan", "--timeout", "1.5", "--json",
-            ])
+            let found = try await Executables.run(
+                "/usr/sbin/ip",
+                [
+                    "netns", "exec", app, Executables.path("tether"), "tuya", "scan", "--timeout", "1.5", "--json",
+                ])
             #expect(found.status == 0, "\(found.stderr)")
             let list = try JSONValue.parse(found.stdout)
             #expect(list.arrayValue?.first?["id"] == "eb0123456789abcdefghij" && list.arrayValue?.first?["host"] == "10.77.0.2", "\(found.stdout)")
-            let status = try await Executables.run("/usr/sbin/ip", [
-                "netns", "exec", app, Executables.path("tether"), "tuya", "status", "--host", "10.77.0.2", "--id", "eb0123456789abcdefghij",
-                "--local-key", "thisisarealkey00", "--version", version, "--product", product, "--json",
-            ])
+            let status = try await Executables.run(
+                "/usr/sbin/ip",
+                [
+                    "netns", "exec", app, Executables.path("tether"), "tuya", "status", "--host", "10.77.0.2", "--id", "eb0123456789abcdefghij",
+                    "--local-key", "thisisarealkey00", "--version", version, "--product", product, "--json",
+                ])
             #expect(try JSONValue.parse(status.stdout)["data"]?["LED_OnOff"] == .bool(false), "\(status.stderr)")
         }
     }
@@ -69,6 +81,11 @@ extension BroadcastDiscoveryTests {
 
 /// Two network namespaces joined by a veth pair, created and removed by the test.
 enum NetworkNamespaces {
+    static func ip(_ arguments: String...) async throws {
+        let result = try await Executables.run("/usr/sbin/ip", arguments)
+        guard result.status == 0 else { throw TetherError(.invalidArgument, "ip \(arguments.joined(separator: " ")): \(result.stderr)") }
+    }
+
     static var usable: Bool {
         getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
     }
@@ -79,10 +96,6 @@ enum NetworkNamespaces {
         let device = "tether-dev-\(suffix)"
         let vethApp = "tapp\(suffix.suffix(6).filter(\.isNumber))"
         let vethDevice = "tdev\(suffix.suffix(6).filter(\.isNumber))"
-        func ip(_ arguments: String...) async throws {
-            let result = try await Executables.run("/usr/sbin/ip", arguments)
-            guard result.status == 0 else { throw TetherError(.invalidArgument, "ip \(arguments.joined(separator: " ")): \(result.stderr)") }
-        }
         try await ip("netns", "add", app)
         do {
             try await ip("netns", "add", device)

@@ -12,7 +12,7 @@ struct TetherBenchmarks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tether-benchmarks",
         abstract: "Tether performance measurements: the P0 codec and the LAN write round trip (in-process); sdk-round-trip against a local stack.",
-        subcommands: [SDKRoundTrip.self, TuyaRoundTrip.self]
+        subcommands: [SDKRoundTrip.self, TuyaRoundTrip.self, OnboardingCosts.self]
     )
 
     @Option(help: "Codec operations per timing run.")
@@ -38,17 +38,18 @@ struct TetherBenchmarks: AsyncParsableCommand {
         let writeLatency = try await Self.lanWriteRoundTrip(writes: writes)
 
         if json {
-            print(JSONValue.object([
-                "p0EncodeStatusNanoseconds": .double(encodeNanoseconds),
-                "p0DecodeStatusNanoseconds": .double(decodeNanoseconds),
-                "p0StatusBytes": .int(Int64(encoded.readableBytes)),
-                "lanWriteRoundTripMicroseconds": .object([
-                    "p50": .int(Int64(writeLatency.valueAtPercentile(50))),
-                    "p99": .int(Int64(writeLatency.valueAtPercentile(99))),
-                    "max": .int(Int64(writeLatency.max)),
-                    "count": .int(Int64(writeLatency.totalCount)),
-                ]),
-            ]).serialized(pretty: true))
+            print(
+                JSONValue.object([
+                    "p0EncodeStatusNanoseconds": .double(encodeNanoseconds),
+                    "p0DecodeStatusNanoseconds": .double(decodeNanoseconds),
+                    "p0StatusBytes": .int(Int64(encoded.readableBytes)),
+                    "lanWriteRoundTripMicroseconds": .object([
+                        "p50": .int(Int64(writeLatency.valueAtPercentile(50))),
+                        "p99": .int(Int64(writeLatency.valueAtPercentile(99))),
+                        "max": .int(Int64(writeLatency.max)),
+                        "count": .int(Int64(writeLatency.totalCount)),
+                    ]),
+                ]).serialized(pretty: true))
             return
         }
         print("P0 status of the 10-data-point thermostat (\(encoded.readableBytes) bytes):")
@@ -80,7 +81,8 @@ struct TetherBenchmarks: AsyncParsableCommand {
         let device = try VirtualDevice(model: model, identity: .random(productKey: model.productKey, using: &generator), bindable: true)
         var quiet = Logger(label: "bench")
         quiet.logLevel = .critical
-        let server = LANDeviceServer(device: device, configuration: .init(host: "127.0.0.1", udpPort: 0, tcpPort: 0, announcementTarget: .some(nil)), logger: quiet)
+        let server = LANDeviceServer(
+            device: device, configuration: .init(host: "127.0.0.1", udpPort: 0, tcpPort: 0, announcementTarget: .some(nil)), logger: quiet)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
             let addresses = try await server.addresses()
