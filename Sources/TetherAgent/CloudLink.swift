@@ -142,13 +142,22 @@ public struct CloudLink: Sendable {
     /// The pairing token from onboarding, presented until the cloud answers it (a lost answer is
     /// asked again on the next connection; the cloud tells the same device the same outcome).
     private func presentPairingToken(_ client: AlinkDeviceClient) async {
-        guard let token = device.pendingPairingToken else { return }
-        do throws(TetherError) {
-            let reply = try await client.activate(PairingActivation(token: token))
-            logger.info("the cloud answered the pairing token", metadata: ["code": "\(reply.code)", "message": "\(reply.message)"])
-            device.pairingTokenAnswered(code: reply.code, message: reply.message)
-        } catch {
-            logger.warning("the pairing token went unanswered; presented again on the next connection", metadata: ["error": "\(error)"])
+        // A busy or failing cloud (9041, 5xx) has not answered it: asked again a few times, then
+        // on the next connection.
+        for attempt in 0..<5 {
+            guard let token = device.pendingPairingToken else { return }
+            do throws(TetherError) {
+                let reply = try await client.activate(PairingActivation(token: token))
+                logger.info("the cloud answered the pairing token", metadata: ["code": "\(reply.code)", "message": "\(reply.message)"])
+                if !(500..<600).contains(reply.code), reply.code != 9041 {
+                    device.pairingTokenAnswered(code: reply.code, message: reply.message)
+                    return
+                }
+            } catch {
+                logger.warning("the pairing token went unanswered; presented again on the next connection", metadata: ["error": "\(error)"])
+                return
+            }
+            do { try await Task.sleep(for: .seconds(1 << attempt)) } catch { return }
         }
     }
 

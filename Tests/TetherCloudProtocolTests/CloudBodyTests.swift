@@ -46,7 +46,9 @@ struct CloudBodyTests {
         for rrpc in [RRPCCallBody(payload: Array("ping".utf8)), RRPCCallBody(payload: [0, 255], topic: "/pk/dn/user/get", timeoutMs: 800)] {
             #expect(try Self.reread(rrpc, \.json, RRPCCallBody.init(json:)) == rrpc)
         }
-        for publish in [DevicePublishBody(topic: "/pk/dn/user/get", payload: Array("hi".utf8)), DevicePublishBody(topic: "/pk/dn/user/get", payload: [], qos: 1)] {
+        for publish in [
+            DevicePublishBody(topic: "/pk/dn/user/get", payload: Array("hi".utf8)), DevicePublishBody(topic: "/pk/dn/user/get", payload: [], qos: 1),
+        ] {
             #expect(try Self.reread(publish, \.json, DevicePublishBody.init(json:)) == publish)
         }
         let desired = ShadowDesiredBody(desired: .merged(["mode": "eco", "old": .null]), version: 7)
@@ -82,6 +84,24 @@ struct CloudBodyTests {
         #expect(throws: CloudBodyError.self) { try UserUpdatedBody(json: ["updatedAt": "x", "token": "t"]) }
     }
 
+    @Test("pairing bodies read back as written; a token's description keeps it secret; an unknown state is refused")
+    func pairing() throws {
+        for request in [PairingTokenRequestBody(), PairingTokenRequestBody(productKey: "pk", homeID: 3)] {
+            #expect(try Self.reread(request, \.json, PairingTokenRequestBody.init(json:)) == request)
+        }
+        let token = PairingTokenBody(id: "pt_1", token: "0123456789abcdef0123456789abcdef", expireAt: 1_800_000_600, productKey: "pk", homeID: 2)
+        #expect(try Self.reread(token, \.json, PairingTokenBody.init(json:)) == token)
+        #expect(!token.description.contains("0123456789abcdef"))
+        let statuses = [
+            PairingStatusBody(id: "pt_1", state: .pending, expireAt: 1),
+            PairingStatusBody(id: "pt_1", state: .bound, did: "d", productKey: "pk", mac: "aabbccddeeff", role: "owner", homeID: 2, expireAt: 1),
+            PairingStatusBody(id: "pt_1", state: .refused, did: "d", errorCode: 9516, message: "another product", expireAt: 1),
+        ]
+        for status in statuses { #expect(try Self.reread(status, \.json, PairingStatusBody.init(json:)) == status) }
+        #expect(throws: CloudBodyError.self) { try PairingStatusBody(json: ["id": "x", "state": "teleported", "expire_at": 1]) }
+        #expect(throws: CloudBodyError.self) { try PairingTokenRequestBody(json: ["home_id": "three"]) }
+    }
+
     @Test("a form post's strings are numbers where a number is asked")
     func lenientNumbers() throws {
         let body = try BindMACBody(json: ["product_key": "pk", "mac": "aabbccddeeff", "set_owner": "1"])
@@ -90,32 +110,37 @@ struct CloudBodyTests {
         #expect(control.queueTTL == 30)
     }
 
-    @Test("what a request lacks is an error that names the field", arguments: [
-        (LoginBody.decoder, ["username": "alice"] as JSONValue, "password is required"),
-        (LoginBody.decoder, ["username": "", "password": "x"], "username is required"),
-        (LoginBody.decoder, ["username": .int(5), "password": "x"], "username must be a string"),
-        (LoginBody.decoder, .array([]), "the body must be a JSON object"),
-        (RegistrationBody.decoder, ["username": "alice"], "password is required"),
-        (RegistrationBody.decoder, ["src": "google", "uid": "u"], "token is required"),
-        (RegistrationBody.decoder, ["lang": "en"], "the body must hold one of: phone_id; username and password; phone, password and code; email and password"),
-        (BindBody.decoder, ["devices": .array([])], "devices must hold 1 to 100 entries"),
-        (BindBody.decoder, ["devices": [["did": "d1", "passcode": "p"], ["did": "d2"]]], "devices[1].passcode is required"),
-        (BindBody.decoder, ["devices": ["d1"]], "devices[0] must be an object"),
-        (BindingUpdateBody.decoder, [:], "the body must hold at least one of remark, dev_alias, dev_label"),
-        (BindingUpdateBody.decoder, ["dev_label": ["a", .int(1)]], "dev_label[1] must be a string"),
-        (ControlBody.decoder, ["attrs": [:]], "attrs must be a non-empty object"),
-        (ControlBody.decoder, ["raw": [.int(256)]], "raw must hold integers 0…255"),
-        (ControlBody.decoder, ["attrs": ["on": .bool(true)], "queue_ttl": "soon"], "queue_ttl must be an integer"),
-        (PasswordResetBody.decoder, ["phone": "123456", "code": "1"], "new_pwd is required"),
-        (RRPCCallBody.decoder, [:], "payload_base64 is required"),
-        (RRPCCallBody.decoder, ["payload_base64": "cG9uZw"], "payload_base64 must be padded Base64"),
-        (RRPCCallBody.decoder, ["payload_base64": "", "timeout_ms": "soon"], "timeout_ms must be an integer"),
-        (RRPCCallBody.decoder, ["payload_base64": "", "topic": .int(1)], "topic must be a string"),
-        (DevicePublishBody.decoder, ["payload_base64": ""], "topic is required"),
-        (DevicePublishBody.decoder, ["topic": "/pk/dn/user/get", "payload_base64": "", "qos": 2], "qos is 0 or 1"),
-        (ShadowDesiredBody.decoder, ["version": 1], "desired is required"),
-        (ShadowDesiredBody.decoder, ["desired": 5, "version": 1], "desired must be an object or \"null\""),
-    ] as [(@Sendable (JSONValue) throws -> Void, JSONValue, String)])
+    @Test(
+        "what a request lacks is an error that names the field",
+        arguments: [
+            (LoginBody.decoder, ["username": "alice"] as JSONValue, "password is required"),
+            (LoginBody.decoder, ["username": "", "password": "x"], "username is required"),
+            (LoginBody.decoder, ["username": .int(5), "password": "x"], "username must be a string"),
+            (LoginBody.decoder, .array([]), "the body must be a JSON object"),
+            (RegistrationBody.decoder, ["username": "alice"], "password is required"),
+            (RegistrationBody.decoder, ["src": "google", "uid": "u"], "token is required"),
+            (
+                RegistrationBody.decoder, ["lang": "en"],
+                "the body must hold one of: phone_id; username and password; phone, password and code; email and password"
+            ),
+            (BindBody.decoder, ["devices": .array([])], "devices must hold 1 to 100 entries"),
+            (BindBody.decoder, ["devices": [["did": "d1", "passcode": "p"], ["did": "d2"]]], "devices[1].passcode is required"),
+            (BindBody.decoder, ["devices": ["d1"]], "devices[0] must be an object"),
+            (BindingUpdateBody.decoder, [:], "the body must hold at least one of remark, dev_alias, dev_label"),
+            (BindingUpdateBody.decoder, ["dev_label": ["a", .int(1)]], "dev_label[1] must be a string"),
+            (ControlBody.decoder, ["attrs": [:]], "attrs must be a non-empty object"),
+            (ControlBody.decoder, ["raw": [.int(256)]], "raw must hold integers 0…255"),
+            (ControlBody.decoder, ["attrs": ["on": .bool(true)], "queue_ttl": "soon"], "queue_ttl must be an integer"),
+            (PasswordResetBody.decoder, ["phone": "123456", "code": "1"], "new_pwd is required"),
+            (RRPCCallBody.decoder, [:], "payload_base64 is required"),
+            (RRPCCallBody.decoder, ["payload_base64": "cG9uZw"], "payload_base64 must be padded Base64"),
+            (RRPCCallBody.decoder, ["payload_base64": "", "timeout_ms": "soon"], "timeout_ms must be an integer"),
+            (RRPCCallBody.decoder, ["payload_base64": "", "topic": .int(1)], "topic must be a string"),
+            (DevicePublishBody.decoder, ["payload_base64": ""], "topic is required"),
+            (DevicePublishBody.decoder, ["topic": "/pk/dn/user/get", "payload_base64": "", "qos": 2], "qos is 0 or 1"),
+            (ShadowDesiredBody.decoder, ["version": 1], "desired is required"),
+            (ShadowDesiredBody.decoder, ["desired": 5, "version": 1], "desired must be an object or \"null\""),
+        ] as [(@Sendable (JSONValue) throws -> Void, JSONValue, String)])
     func missing(_ decode: @Sendable (JSONValue) throws -> Void, _ json: JSONValue, _ detail: String) {
         #expect { try decode(json) } throws: { ($0 as? CloudBodyError)?.description == detail }
     }
@@ -129,7 +154,10 @@ struct CloudBodyTests {
     @Test("arbitrary JSON is read or refused, never a crash (bounded fuzz)")
     func fuzz() {
         var generator = SplitMix64(seed: 20_261_123)
-        let keys = ["devices", "did", "passcode", "username", "password", "phone", "code", "email", "attrs", "raw", "queue_ttl", "src", "token", "uid", "dev_label", "set_owner", "payload_base64", "topic", "timeout_ms", "message_id"]
+        let keys = [
+            "devices", "did", "passcode", "username", "password", "phone", "code", "email", "attrs", "raw", "queue_ttl", "src", "token", "uid", "dev_label",
+            "set_owner", "payload_base64", "topic", "timeout_ms", "message_id",
+        ]
         let decoders: [(JSONValue) throws -> Void] = [
             RegistrationBody.decoder, LoginBody.decoder, UserUpdateBody.decoder, PasswordResetBody.decoder, BindBody.decoder,
             DidListBody.decoder, BindingUpdateBody.decoder, BindMACBody.decoder, ControlBody.decoder, ServiceCallBody.decoder,

@@ -5,26 +5,46 @@ import TetherCore
 @Suite("M2M frames")
 struct M2MFrameTests {
     /// The reference's examples (gizwits-openapi.md §4.2), read as what they are.
-    @Test("the reference's examples read as the frames they show", arguments: [
-        (#"{"cmd":"login_req","data":{"appid":"app0001","uid":"uid0001","token":"tok0001","p0_type":"attrs_v4","heartbeat_interval":180,"auto_subscribe":false}}"#,
-         M2MFrame.login(M2MLogin(appID: "app0001", uid: "uid0001", token: "tok0001", heartbeatInterval: 180, autoSubscribe: false))),
-        (#"{"cmd":"login_res","data":{"success":true}}"#, .loginResult(M2MLoginResult(success: true))),
-        (#"{"cmd":"subscribe_req","data":[{"did":"did0000000000000000001"}]}"#, .subscribe(dids: ["did0000000000000000001"])),
-        (#"{"cmd":"subscribe_res","data":{"success":[{"did":"did0000000000000000001","error_code":0,"msg":"ok"}],"failed":[]}}"#,
-         .subscribeResult(M2MSubscribeResult(success: [.init(did: "did0000000000000000001")], failed: []))),
-        (#"{"cmd":"c2s_write","req_sn":12,"data":{"did":"did0000000000000000001","attrs":{"LED_OnOff":true,"LED_R":10}}}"#,
-         .write(M2MWrite(sequence: .number(12), did: "did0000000000000000001", attrs: ["LED_OnOff": true, "LED_R": 10]))),
-        (#"{"cmd":"s2c_ack","res_sn":12,"did":"did0000000000000000001"}"#, .writeAcknowledged(M2MWriteAcknowledgement(sequence: .number(12), did: "did0000000000000000001"))),
-        (#"{"cmd":"s2c_noti","res_sn":12,"data":{"did":"did0000000000000000001","attrs":{"LED_OnOff":true,"LED_R":10}}}"#,
-         .notification(M2MNotification(answering: .number(12), did: "did0000000000000000001", attrs: ["LED_OnOff": true, "LED_R": 10]))),
-        (#"{"cmd":"s2c_noti","req_sn":3,"data":{"did":"did0000000000000000001","attrs":{"Alert_2":true}}}"#,
-         .notification(M2MNotification(request: .number(3), did: "did0000000000000000001", attrs: ["Alert_2": true]))),
-        (#"{"cmd":"c2s_ack","res_sn":3,"did":"did0000000000000000001"}"#, .acknowledge(M2MAcknowledgement(sequence: .number(3), did: "did0000000000000000001"))),
-        (#"{"cmd":"c2s_raw","data":{"did":"did0000000000000000001","raw":[0,0,0,3,4,0,0,144,2]}}"#,
-         .raw(M2MRaw(did: "did0000000000000000001", bytes: [0, 0, 0, 3, 4, 0, 0, 144, 2]))),
-        (#"{"cmd":"ping"}"#, .ping),
-        (#"{"cmd":"pong"}"#, .pong),
-    ])
+    @Test(
+        "the reference's examples read as the frames they show",
+        arguments: [
+            (
+                #"{"cmd":"login_req","data":{"appid":"app0001","uid":"uid0001","token":"tok0001","p0_type":"attrs_v4","heartbeat_interval":180,"auto_subscribe":false}}"#,
+                M2MFrame.login(M2MLogin(appID: "app0001", uid: "uid0001", token: "tok0001", heartbeatInterval: 180, autoSubscribe: false))
+            ),
+            (#"{"cmd":"login_res","data":{"success":true}}"#, .loginResult(M2MLoginResult(success: true))),
+            (#"{"cmd":"subscribe_req","data":[{"did":"did0000000000000000001"}]}"#, .subscribe(dids: ["did0000000000000000001"])),
+            (
+                #"{"cmd":"subscribe_res","data":{"success":[{"did":"did0000000000000000001","error_code":0,"msg":"ok"}],"failed":[]}}"#,
+                .subscribeResult(M2MSubscribeResult(success: [.init(did: "did0000000000000000001")], failed: []))
+            ),
+            (
+                #"{"cmd":"c2s_write","req_sn":12,"data":{"did":"did0000000000000000001","attrs":{"LED_OnOff":true,"LED_R":10}}}"#,
+                .write(M2MWrite(sequence: .number(12), did: "did0000000000000000001", attrs: ["LED_OnOff": true, "LED_R": 10]))
+            ),
+            (
+                #"{"cmd":"s2c_ack","res_sn":12,"did":"did0000000000000000001"}"#,
+                .writeAcknowledged(M2MWriteAcknowledgement(sequence: .number(12), did: "did0000000000000000001"))
+            ),
+            (
+                #"{"cmd":"s2c_noti","res_sn":12,"data":{"did":"did0000000000000000001","attrs":{"LED_OnOff":true,"LED_R":10}}}"#,
+                .notification(M2MNotification(answering: .number(12), did: "did0000000000000000001", attrs: ["LED_OnOff": true, "LED_R": 10]))
+            ),
+            (
+                #"{"cmd":"s2c_noti","req_sn":3,"data":{"did":"did0000000000000000001","attrs":{"Alert_2":true}}}"#,
+                .notification(M2MNotification(request: .number(3), did: "did0000000000000000001", attrs: ["Alert_2": true]))
+            ),
+            (
+                #"{"cmd":"c2s_ack","res_sn":3,"did":"did0000000000000000001"}"#,
+                .acknowledge(M2MAcknowledgement(sequence: .number(3), did: "did0000000000000000001"))
+            ),
+            (
+                #"{"cmd":"c2s_raw","data":{"did":"did0000000000000000001","raw":[0,0,0,3,4,0,0,144,2]}}"#,
+                .raw(M2MRaw(did: "did0000000000000000001", bytes: [0, 0, 0, 3, 4, 0, 0, 144, 2]))
+            ),
+            (#"{"cmd":"ping"}"#, .ping),
+            (#"{"cmd":"pong"}"#, .pong),
+        ])
     func referenceExamples(text: String, frame: M2MFrame) throws {
         #expect(try M2MFrame(decoding: text) == frame)
     }
@@ -49,10 +69,16 @@ struct M2MFrameTests {
         .rawReport(M2MRaw(did: "d", bytes: [0, 0, 0, 3])),
         .event(M2MEvent(did: "d", identifier: "Overheat", type: "alert", values: ["Temperature": .double(88.5)], timestamp: 1_700_000_000_000)),
         .userTopic(M2MUserTopic(did: "d", topic: "/pk/dn/user/update", payload: [0, 1, 255], timestamp: 1_700_000_000_000)),
-        .upgrade(FirmwareUpgradeBody(commandID: 9, did: "d", state: "acknowledged", firmwareID: 3, version: "2.0.1", module: "mcu", step: 40, desc: "downloading")),
+        .upgrade(
+            FirmwareUpgradeBody(commandID: 9, did: "d", state: "acknowledged", firmwareID: 3, version: "2.0.1", module: "mcu", step: 40, desc: "downloading")),
         .upgrade(FirmwareUpgradeBody(commandID: 9, did: "d", state: "failed", firmwareID: 3, version: "2.0.1", module: "default", step: -3, updatedAt: 1)),
         .upgrade(FirmwareUpgradeBody(commandID: 9, did: "d", state: "queued", firmwareID: 3, version: "2.0.1", module: "default")),
-        .message(MessageBody(id: 4, type: 1, status: .unread, content: "alice shared Lamp with you", data: ["event": "invited", "sharing_id": 7], createdAt: 1, updatedAt: 1)),
+        .message(
+            MessageBody(
+                id: 4, type: 1, status: .unread, content: "alice shared Lamp with you", data: ["event": "invited", "sharing_id": 7], createdAt: 1, updatedAt: 1)
+        ),
+        .pairing(PairingStatusBody(id: "pt_1", state: .bound, did: "d", productKey: "pk", role: "owner", expireAt: 1)),
+        .pairing(PairingStatusBody(id: "pt_2", state: .refused, did: "d", errorCode: 9516, message: "another product", expireAt: 1)),
     ]
 
     @Test("every kind of frame reads back as written", arguments: everyKind)
@@ -61,26 +87,31 @@ struct M2MFrameTests {
         #expect(frame.json["cmd"]?.stringValue == frame.command)
     }
 
-    @Test("malformed frames are typed errors that name the field and keep the req_sn", arguments: [
-        ("", M2MFrameError.Kind.notAFrame, ""),
-        ("[]", .notAFrame, ""),
-        (#"{"data":{}}"#, .missingField, "cmd"),
-        (#"{"cmd":7}"#, .wrongType, "cmd"),
-        (#"{"cmd":"teleport"}"#, .unknownCommand, "teleport"),
-        (#"{"cmd":"c2s_write","req_sn":4,"data":{"did":"d"}}"#, .missingField, "attrs"),
-        (#"{"cmd":"c2s_write","req_sn":4,"data":{"did":"d","attrs":[1]}}"#, .wrongType, "attrs"),
-        (#"{"cmd":"c2s_raw","data":{"did":"d","raw":[256]}}"#, .wrongType, "raw"),
-        (#"{"cmd":"c2s_raw","data":{"did":"d","raw":[-1]}}"#, .wrongType, "raw"),
-        (#"{"cmd":"login_req","data":{"appid":"a","uid":"u","token":"t","p0_type":"binary"}}"#, .wrongType, "p0_type"),
-        (#"{"cmd":"subscribe_req","data":{"did":"d"}}"#, .wrongType, "data"),
-        (#"{"cmd":"subscribe_req","data":[{}]}"#, .missingField, "did"),
-        (#"{"cmd":"c2s_read","req_sn":1,"data":{"did":"d","names":"all"}}"#, .wrongType, "names"),
-        (#"{"cmd":"s2c_invalid_msg","data":{"msg":"no code"}}"#, .missingField, "error_code"),
-        (#"{"cmd":"s2c_upgrade","data":{"command_id":1,"did":"d","state":"sent","firmware_id":2,"version":"2","module":"m","step":101}}"#, .wrongType, "step"),
-        (#"{"cmd":"s2c_upgrade","data":{"did":"d"}}"#, .wrongType, "command_id"),
-        (#"{"cmd":"s2c_message","data":{"id":1,"type":1,"status":7,"content":"c"}}"#, .wrongType, "status"),
-        (#"{"cmd":"s2c_message","data":7}"#, .wrongType, "data"),
-    ])
+    @Test(
+        "malformed frames are typed errors that name the field and keep the req_sn",
+        arguments: [
+            ("", M2MFrameError.Kind.notAFrame, ""),
+            ("[]", .notAFrame, ""),
+            (#"{"data":{}}"#, .missingField, "cmd"),
+            (#"{"cmd":7}"#, .wrongType, "cmd"),
+            (#"{"cmd":"teleport"}"#, .unknownCommand, "teleport"),
+            (#"{"cmd":"c2s_write","req_sn":4,"data":{"did":"d"}}"#, .missingField, "attrs"),
+            (#"{"cmd":"c2s_write","req_sn":4,"data":{"did":"d","attrs":[1]}}"#, .wrongType, "attrs"),
+            (#"{"cmd":"c2s_raw","data":{"did":"d","raw":[256]}}"#, .wrongType, "raw"),
+            (#"{"cmd":"c2s_raw","data":{"did":"d","raw":[-1]}}"#, .wrongType, "raw"),
+            (#"{"cmd":"login_req","data":{"appid":"a","uid":"u","token":"t","p0_type":"binary"}}"#, .wrongType, "p0_type"),
+            (#"{"cmd":"subscribe_req","data":{"did":"d"}}"#, .wrongType, "data"),
+            (#"{"cmd":"subscribe_req","data":[{}]}"#, .missingField, "did"),
+            (#"{"cmd":"c2s_read","req_sn":1,"data":{"did":"d","names":"all"}}"#, .wrongType, "names"),
+            (#"{"cmd":"s2c_invalid_msg","data":{"msg":"no code"}}"#, .missingField, "error_code"),
+            (
+                #"{"cmd":"s2c_upgrade","data":{"command_id":1,"did":"d","state":"sent","firmware_id":2,"version":"2","module":"m","step":101}}"#, .wrongType,
+                "step"
+            ),
+            (#"{"cmd":"s2c_upgrade","data":{"did":"d"}}"#, .wrongType, "command_id"),
+            (#"{"cmd":"s2c_message","data":{"id":1,"type":1,"status":7,"content":"c"}}"#, .wrongType, "status"),
+            (#"{"cmd":"s2c_message","data":7}"#, .wrongType, "data"),
+        ])
     func malformed(text: String, kind: M2MFrameError.Kind, names: String) {
         do {
             _ = try M2MFrame(decoding: text)

@@ -65,9 +65,16 @@ struct PairingTokens: Sendable {
             // The same device asking again (its answer was lost) hears the same outcome.
             if found.did == did {
                 let status = try await status(found)
-                if status.state == .bound { return status }
-                throw CloudAPIError(
-                    code: status.errorCode ?? CloudError.pairingTokenUsed.code, status: HTTPResponse.Status.forbidden, message: status.message ?? "refused")
+                switch status.state {
+                case .bound:
+                    return status
+                case .pending:
+                    // Its first presentation is still being answered: the device asks again later.
+                    throw CloudAPIError.requestThrottled(detail: "this device's activation is under way; ask again", retryAfter: 1)
+                case .refused, .expired:
+                    throw CloudAPIError(
+                        code: status.errorCode ?? CloudError.pairingTokenUsed.code, status: HTTPResponse.Status.forbidden, message: status.message ?? "refused")
+                }
             }
             throw CloudAPIError.pairingTokenUsed(detail: "another device used it")
         }

@@ -23,8 +23,11 @@ struct PairingTokenStore: Sendable {
         var message: String?
 
         func status(now: Int64, productKey devicePK: String? = nil, mac: String? = nil) -> PairingStatusBody {
+            // Used but not settled yet: the activation is under way, still pending to the app.
             let state: PairingState =
-                if usedAt == nil { expiresAt > now ? .pending : .expired } else if errorCode != nil && role == nil { .refused } else { .bound }
+                if usedAt == nil { expiresAt > now ? .pending : .expired } else if role != nil { .bound } else if errorCode != nil { .refused } else {
+                    .pending
+                }
             return PairingStatusBody(
                 id: id, state: state, did: did, productKey: devicePK ?? productKey, mac: mac, role: role, homeID: placedHomeID,
                 errorCode: errorCode.map { Int(clamping: $0) }, message: message, expireAt: expiresAt)
