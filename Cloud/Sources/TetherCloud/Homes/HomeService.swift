@@ -246,10 +246,17 @@ struct HomeService: Sendable {
             if uid != user.uid {
                 guard role == .owner || (role == .admin && target.role == .member) else { throw CloudAPIError.homeRoleInsufficient() }
             }
+            // One statement per step (no `+= try await`): the Swift 6.3 optimizer crashes splitting
+            // this coroutine otherwise (signal 11 in a release build).
             var ended: [(uid: String, did: String)] = []
-            for did in try await store.devices(id, ownedBy: uid) { ended += try await Self.takeOut(did, home: id, on: transaction) }
+            let owned = try await store.devices(id, ownedBy: uid)
+            for did in owned {
+                let taken = try await Self.takeOut(did, home: id, on: transaction)
+                ended.append(contentsOf: taken)
+            }
             _ = try await store.removeMember(id, uid: uid)
-            ended += try await store.revoke(home: id, uid: uid)
+            let revoked = try await store.revoke(home: id, uid: uid)
+            ended.append(contentsOf: revoked)
             return (home, ended)
         }
         try await announce(ended)
