@@ -20,14 +20,15 @@ public struct ESPProvisioningConfiguration: Sendable, CustomStringConvertible {
     public var sec2Password: String
     /// Security 2's `sec_patch_ver`: 1 counts the GCM nonce, 0 reuses it (old firmware).
     public var sec2PatchVersion: Int
-    public var router: SimulatedRouter
+    /// The device's station: a ``SimulatedRouter``, or ``NetworkManagerStation`` on a real device.
+    public var router: any WiFiStation
 
     /// Without the PoP and the SRP password.
     public var description: String { "ESPProvisioningConfiguration(\(host):\(port), security \(security))" }
 
     public init(
         host: String = "0.0.0.0", port: Int = 80, security: Int = 1, pop: [UInt8] = [], sec2Username: String = "wifiprov",
-        sec2Password: String = "abcd1234", sec2PatchVersion: Int = 1, router: SimulatedRouter = SimulatedRouter()
+        sec2Password: String = "abcd1234", sec2PatchVersion: Int = 1, router: any WiFiStation = SimulatedRouter()
     ) {
         self.host = host
         self.port = port
@@ -53,6 +54,9 @@ public final class ESPProvisioningServer: Sendable {
     let sec2Credential: ESPSecurity2.Credential
     /// Open client connections, closed when the server stops.
     private let connections = Mutex<[ObjectIdentifier: any Channel]>([:])
+    /// The station's work (scans, joins), one at a time as a device's radio does it, run in the
+    /// server's scope: the HTTP handlers hand it over and hear back on their event loop.
+    private let stationWork = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
 
     public init(device: VirtualDevice, configuration: ESPProvisioningConfiguration, logger: Logger = Logger(label: "tether.agent.esp-prov")) {
         self.device = device
@@ -89,12 +93,19 @@ public final class ESPProvisioningServer: Sendable {
         }
         bound.resolve(.success(server.localAddress?.port ?? configuration.port))
         await withTaskCancellationHandler {
-            try? await server.closeFuture.get()
+            await withDiscardingTaskGroup { group in
+                group.addTask { for await work in self.stationWork.stream { await work() } }
+                try? await server.closeFuture.get()
+                group.cancelAll()
+            }
         } onCancel: {
             server.close(promise: nil)
             for connection in self.connections.withLock({ Array($0.values) }) { connection.close(promise: nil) }
         }
     }
+
+    /// Runs `work` on the station after what was handed over before it.
+    func station(_ work: @escaping @Sendable () async -> Void) { stationWork.continuation.yield(work) }
 
     /// `proto-ver`'s answer.
     var versionDocument: [UInt8] {
@@ -123,8 +134,10 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
     private var cookieSent = false
     private var credentials: (ssid: [UInt8], password: [UInt8])?
     private var wifi = ESPWiFiStatus(state: .disconnected)
-    /// A join under way: its outcome, and when the device will know it (the router's join delay).
-    private var joining: (result: SimulatedRouter.JoinResult, readyAt: ContinuousClock.Instant)?
+    /// Counts joins, so that the outcome of one the app reset since is ignored.
+    private var joinGeneration = 0
+    /// The last scan's networks, strongest first; nil before a scan finished.
+    private var scanned: [ESPWiFiNetwork]?
     /// The pairing token the app sent (`tether-pairing`), handed to the device when it joins.
     private var pairingToken: String?
     private static let maximumTokenLength = 128
@@ -154,7 +167,12 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
             self.head = nil
             let endpoint = String(head.uri.drop(while: { $0 == "/" }))
             do throws(TetherError) {
-                respond(context, status: .ok, try answer(endpoint, body, method: head.method))
+                // A scan's start is answered once the station has scanned, as ESP-IDF's blocking scan is.
+                if let request = try scanStart(endpoint, body, method: head.method) {
+                    startScan(request, context: context)
+                    return
+                }
+                respond(context, status: .ok, try answer(endpoint, body, method: head.method, context: context))
             } catch {
                 server.logger.notice("provisioning request refused", metadata: ["tether.endpoint": "\(endpoint)", "tether.error": "\(error)"])
                 respond(context, status: error.code == .invalidArgument ? .notFound : .badRequest, Array(error.message.utf8))
@@ -162,7 +180,53 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
         }
     }
 
-    private func answer(_ endpoint: String, _ body: [UInt8], method: HTTPMethod) throws(TetherError) -> [UInt8] {
+    /// A `prov-scan` start (decrypted, so the session's keystream moves on as for any request), or nil.
+    private func scanStart(_ endpoint: String, _ body: [UInt8], method: HTTPMethod) throws(TetherError) -> ESPWiFiScanMessage? {
+        guard method == .POST, endpoint == "prov-scan" else { return nil }
+        let request = try ESPWiFiScanMessage(decoding: try decrypt(body))
+        guard case .start = request else {
+            pendingScanRequest = request
+            return nil
+        }
+        return request
+    }
+
+    /// A non-start `prov-scan` request already decrypted by ``scanStart(_:_:method:)``.
+    private var pendingScanRequest: ESPWiFiScanMessage?
+
+    private func startScan(_ request: ESPWiFiScanMessage, context: ChannelHandlerContext) {
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        let station = server.configuration.router
+        server.station {
+            let result: Result<[WiFiNetwork], TetherError>
+            do throws(TetherError) { result = .success(try await station.scan()) } catch { result = .failure(error) }
+            bound.eventLoop.execute { bound.value.handler.scanFinished(result, context: bound.value.context) }
+        }
+    }
+
+    private func scanFinished(_ result: Result<[WiFiNetwork], TetherError>, context: ChannelHandlerContext) {
+        let status: ESPStatus
+        switch result {
+        case .success(let networks):
+            scanned = networks.enumerated().map { index, network in
+                ESPWiFiNetwork(
+                    ssid: Array(network.ssid.utf8), channel: network.channel, rssi: network.rssi, bssid: [0x02, 0, 0, 0, 0, UInt8(index & 0xFF)],
+                    auth: network.secured ? .wpa2PSK : .open)
+            }
+            status = .success
+        case .failure(let error):
+            server.logger.notice("provisioning: the scan failed", metadata: ["tether.error": "\(error)"])
+            scanned = nil
+            status = .internalError
+        }
+        do throws(TetherError) {
+            respond(context, status: .ok, try encrypt(ESPWiFiScanMessage.startResponse(status: status).encoded()))
+        } catch {
+            respond(context, status: .badRequest, Array(error.message.utf8))
+        }
+    }
+
+    private func answer(_ endpoint: String, _ body: [UInt8], method: HTTPMethod, context: ChannelHandlerContext) throws(TetherError) -> [UInt8] {
         guard method == .POST else { throw TetherError(.invalidArgument, "provisioning endpoints take POST") }
         switch endpoint {
         case "proto-ver":
@@ -171,9 +235,10 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
             return try session(try ESPSessionMessage(decoding: body)).encoded()
         case "prov-config":
             let request = try ESPWiFiConfigMessage(decoding: try decrypt(body))
-            return try encrypt(config(request).encoded())
+            return try encrypt(config(request, context: context).encoded())
         case "prov-scan":
-            let request = try ESPWiFiScanMessage(decoding: try decrypt(body))
+            guard let request = pendingScanRequest else { throw TetherError(.malformedFrame, "no scan request") }
+            pendingScanRequest = nil
             return try encrypt(scan(request).encoded())
         case "prov-ctrl":
             let request = try ESPWiFiCtrlMessage(decoding: try decrypt(body))
@@ -235,21 +300,12 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
         return JSONValue.object(["status": "ok"]).serializedBytes()
     }
 
-    /// The router's networks, strongest first, as the device would hear them.
-    private var heard: [ESPWiFiNetwork] {
-        (server.configuration.router.networks ?? []).enumerated().map { index, network in
-            ESPWiFiNetwork(
-                ssid: Array(network.ssid.utf8), channel: network.channel, rssi: network.rssi, bssid: [0x02, 0, 0, 0, 0, UInt8(index & 0xFF)],
-                auth: network.password.isEmpty ? .open : .wpa2PSK)
-        }.sorted { $0.rssi > $1.rssi }
-    }
-
     private func scan(_ request: ESPWiFiScanMessage) -> ESPWiFiScanMessage {
         switch request {
         case .start: return .startResponse(status: .success)
-        case .status: return .statusResponse(status: .success, finished: true, count: heard.count)
+        case .status: return .statusResponse(status: .success, finished: scanned != nil, count: scanned?.count ?? 0)
         case .results(let start, let count):
-            let all = heard
+            let all = scanned ?? []
             guard start >= 0, count >= 0, start <= all.count else { return .resultsResponse(status: .invalidArgument, networks: []) }
             return .resultsResponse(status: .success, networks: Array(all[start..<(start + min(count, all.count - start))]))
         case .startResponse, .statusResponse, .resultsResponse:
@@ -266,7 +322,7 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
                 return request == .reset ? .resetResponse(status: .invalidArgument) : .reprovisionResponse(status: .invalidArgument)
             }
             credentials = nil
-            joining = nil
+            joinGeneration += 1
             wifi = ESPWiFiStatus(state: .disconnected)
             return request == .reset ? .resetResponse(status: .success) : .reprovisionResponse(status: .success)
         case .resetResponse, .reprovisionResponse:
@@ -274,39 +330,39 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
         }
     }
 
-    private func config(_ request: ESPWiFiConfigMessage) -> ESPWiFiConfigMessage {
+    private func config(_ request: ESPWiFiConfigMessage, context: ChannelHandlerContext) -> ESPWiFiConfigMessage {
         switch request {
         case .setConfig(let ssid, let passphrase, _, _):
             guard (1...32).contains(ssid.count), passphrase.count <= 64 else { return .setConfigResponse(status: .invalidArgument) }
             credentials = (ssid, passphrase)
             return .setConfigResponse(status: .success)
         case .applyConfig:
-            guard let credentials, wifi.state != .connected else { return .applyConfigResponse(status: .invalidArgument) }
+            guard let credentials, wifi.state != .connected, wifi.state != .connecting else { return .applyConfigResponse(status: .invalidArgument) }
             let (ssid, password) = (String(decoding: credentials.ssid, as: UTF8.self), String(decoding: credentials.password, as: UTF8.self))
-            let router = server.configuration.router
-            let result = router.join(ssid: ssid, password: password)
-            joining = (result, ContinuousClock.now + router.joinDuration(result))
+            joinGeneration += 1
             wifi = ESPWiFiStatus(state: .connecting)
             server.logger.info("provisioning: joining", metadata: ["tether.ssid": "\(ssid)"])
-            settleJoin()
+            let (generation, token, device, station) = (joinGeneration, pairingToken, server.device, server.configuration.router)
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            server.station {
+                let result = await station.join(ssid: ssid, password: password)
+                if case .joined = result { _ = device.configureWiFi(ssid: ssid, key: password, maximumKeyLength: 64, pairingToken: token) }
+                bound.eventLoop.execute { bound.value.joinFinished(result, generation: generation, ssid: credentials.ssid) }
+            }
             return .applyConfigResponse(status: .success)
         case .getStatus:
-            settleJoin()
             return .getStatusResponse(wifi)
         case .getStatusResponse, .setConfigResponse, .applyConfigResponse:
             return .getStatusResponse(ESPWiFiStatus(status: .invalidArgument, state: wifi.state))
         }
     }
 
-    /// The join's outcome, once the router's delay has passed.
-    private func settleJoin() {
-        guard let (result, readyAt) = joining, ContinuousClock.now >= readyAt, let credentials else { return }
-        joining = nil
+    /// The station's outcome, unless the app reset the attempt meanwhile.
+    private func joinFinished(_ result: WiFiJoinResult, generation: Int, ssid: [UInt8]) {
+        guard generation == joinGeneration else { return }
         switch result {
         case .joined(let ip):
-            let (ssid, password) = (String(decoding: credentials.ssid, as: UTF8.self), String(decoding: credentials.password, as: UTF8.self))
-            _ = server.device.configureWiFi(ssid: ssid, key: password, maximumKeyLength: 64, pairingToken: pairingToken)
-            wifi = ESPWiFiStatus(state: .connected, connected: .init(ipv4: ip, ssid: credentials.ssid, channel: 6))
+            wifi = ESPWiFiStatus(state: .connected, connected: .init(ipv4: ip, ssid: ssid, channel: 6))
         case .networkNotFound:
             wifi = ESPWiFiStatus(state: .connectionFailed, failReason: .networkNotFound)
         case .wrongPassword:

@@ -29,7 +29,7 @@ public struct LANDeviceConfiguration: Sendable {
     public var bindRetry: Duration
     /// The network SoftAP onboarding joins (`0x0001`): GAgent gives no answer about the join, so
     /// a join that fails leaves the device in onboarding mode without announcing itself.
-    public var router: SimulatedRouter
+    public var router: any WiFiStation
     /// Where the device in SoftAP mode serves `web_config.cgi` (GAgent: 80; 0 lets the system
     /// choose); nil serves none.
     public var webConfigPort: Int?
@@ -48,7 +48,7 @@ public struct LANDeviceConfiguration: Sendable {
         hotspots: [GizwitsHotspot] = [GizwitsHotspot(ssid: "TetherHome", rssi: 72), GizwitsHotspot(ssid: "TetherGuest", rssi: 41)],
         maximumFrameLength: Int = 4096,
         bindRetry: Duration = .zero,
-        router: SimulatedRouter = SimulatedRouter(),
+        router: any WiFiStation = SimulatedRouter(),
         webConfigPort: Int? = nil
     ) {
         self.host = host

@@ -236,9 +236,8 @@ public final class LANDeviceServer: Sendable {
             })
         else { return }
         defer { softAPJoining.withLock { $0 = false } }
-        let router = configuration.router
-        let result = router.join(ssid: ssid, password: key)
-        do { try await Task.sleep(for: router.joinDuration(result)) } catch { return }
+        let result = await configuration.router.join(ssid: ssid, password: key)
+        guard !Task.isCancelled else { return }
         guard case .joined = result else {
             logger.notice("SoftAP onboarding: the join failed", metadata: ["tether.ssid": "\(ssid)", "tether.result": "\(result)"])
             return

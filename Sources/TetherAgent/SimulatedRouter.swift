@@ -19,15 +19,7 @@ public struct SimulatedRouter: Sendable, Hashable {
         }
     }
 
-    public enum JoinResult: Sendable, Hashable {
-        case joined(ip: String)
-        case networkNotFound
-        case wrongPassword
-        /// The router refused the association.
-        case joinRefused
-        /// Associated, but DHCP gave no address.
-        case noAddress
-    }
+    public typealias JoinResult = WiFiJoinResult
 
     /// What goes wrong on purpose, for tests and demos of failed onboarding.
     public struct Faults: Sendable, Hashable {
@@ -76,7 +68,9 @@ public struct SimulatedRouter: Sendable, Hashable {
         self.init(networks: networks, deviceIP: deviceIP)
     }
 
-    public func join(ssid: String, password: String) -> JoinResult {
+    /// What joining `ssid` with `password` comes to, at once (``join(ssid:password:)`` takes the
+    /// router's time too).
+    public func outcome(ssid: String, password: String) -> JoinResult {
         guard !faults.goneNetworks.contains(ssid) else { return .networkNotFound }
         if let networks {
             guard let network = networks.first(where: { $0.ssid == ssid }) else { return .networkNotFound }
@@ -86,8 +80,20 @@ public struct SimulatedRouter: Sendable, Hashable {
         return faults.dhcpTimeout ? .noAddress : .joined(ip: deviceIP)
     }
 
-    /// How long ``join(ssid:password:)``'s outcome takes to show.
+    /// How long an outcome takes to show.
     public func joinDuration(_ result: JoinResult) -> Duration {
         result == .noAddress ? faults.joinDelay * 2 : faults.joinDelay
+    }
+}
+
+extension SimulatedRouter: WiFiStation {
+    public func scan() async throws(TetherError) -> [WiFiNetwork] {
+        (networks ?? []).map { WiFiNetwork(ssid: $0.ssid, rssi: $0.rssi, channel: $0.channel, secured: !$0.password.isEmpty) }.sorted { $0.rssi > $1.rssi }
+    }
+
+    public func join(ssid: String, password: String) async -> WiFiJoinResult {
+        let result = outcome(ssid: ssid, password: password)
+        try? await Task.sleep(for: joinDuration(result))
+        return result
     }
 }

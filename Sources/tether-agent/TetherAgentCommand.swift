@@ -78,6 +78,14 @@ struct Simulate: AsyncParsableCommand {
         help: "The simulated router's networks, a JSON list [{\"ssid\": ..., \"password\": ...}] (default: any network joins).")
     var wifiNetworks: String?
 
+    @Option(
+        name: .customLong("wifi-backend"),
+        help: "How onboarding joins Wi-Fi: simulated (the router of --wifi-networks) or networkmanager (nmcli, on a real Linux device).")
+    var wifiBackend: WiFiBackendOption = .simulated
+
+    @Option(name: .customLong("wifi-interface"), help: "With --wifi-backend networkmanager: the Wi-Fi interface (default: NetworkManager's choice).")
+    var wifiInterface: String?
+
     @Option(name: .customLong("join-delay"), help: "Seconds the simulated router takes to let the device join (it shows \"connecting\" meanwhile).")
     var joinDelay: Double = 0
 
@@ -247,13 +255,15 @@ struct Simulate: AsyncParsableCommand {
 
     func run() async throws {
         let model = try loadProduct(product)
-        // The network onboarding joins, whichever the mode.
-        var router = try wifiNetworks.map { try SimulatedRouter(json: Array(try Data(contentsOf: URL(fileURLWithPath: $0)))) } ?? SimulatedRouter()
-        router.faults = SimulatedRouter.Faults(
-            joinDelay: .milliseconds(Int64(joinDelay * 1000)), refuseJoin: routerFaults.contains(.refuseJoin), dhcpTimeout: routerFaults.contains(.dhcpTimeout),
-            goneNetworks: Set(goneNetworks))
         var logger = Logger(label: "tether.agent")
         logger.logLevel = verbose ? .debug : .info
+        // The network onboarding joins, whichever the mode.
+        var simulated = try wifiNetworks.map { try SimulatedRouter(json: Array(try Data(contentsOf: URL(fileURLWithPath: $0)))) } ?? SimulatedRouter()
+        simulated.faults = SimulatedRouter.Faults(
+            joinDelay: .milliseconds(Int64(joinDelay * 1000)), refuseJoin: routerFaults.contains(.refuseJoin), dhcpTimeout: routerFaults.contains(.dhcpTimeout),
+            goneNetworks: Set(goneNetworks))
+        let router: any WiFiStation =
+            wifiBackend == .networkmanager ? NetworkManagerStation(interface: wifiInterface, logger: logger) : simulated
         var generator = SplitMix64(seed: seed ?? UInt64.random(in: 0...UInt64.max))
         let cloudIdentities = try credentials.map { try Self.loadCredentials($0) } ?? []
         if cloud != nil, cloudIdentities.count < count {
@@ -497,6 +507,12 @@ struct IPv4: CustomStringConvertible {
     var description: String {
         [24, 16, 8, 0].map { String((value >> UInt32($0)) & 0xFF) }.joined(separator: ".")
     }
+}
+
+/// `--wifi-backend`.
+enum WiFiBackendOption: String, ExpressibleByArgument, CaseIterable {
+    case simulated
+    case networkmanager
 }
 
 /// `--router-fault`.

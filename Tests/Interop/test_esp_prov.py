@@ -6,6 +6,7 @@ sec_patch_ver 0 and 1 reaches "connected"; a wrong SRP password fails the sessio
 import json
 import os
 import subprocess
+import time
 
 import pytest
 from rmaker_tools.rmaker_prov.prov import prov_util
@@ -51,7 +52,18 @@ def provision(port, security, ssid, password, pop=None, srp_password="abcd1234")
         return None
     assert prov_util.send_wifi_config(transport, session, ssid, password)
     assert prov_util.apply_wifi_config(transport, session)
-    return prov_util.get_wifi_config(transport, session)
+    return settled(transport, session)
+
+
+def settled(transport, session):
+    """The station's state once it is no longer connecting, polled as esp_prov's own main does."""
+    state = "connecting"
+    for _ in range(100):
+        state = prov_util.get_wifi_config(transport, session)
+        if state != "connecting":
+            break
+        time.sleep(0.05)
+    return state
 
 
 @pytest.mark.parametrize("security,pop", [(0, None), (1, "abcd1234"), (1, "")])
@@ -174,12 +186,12 @@ def test_ctrl_after_a_failed_join(tmp_path, command):
         assert prov_util.establish_session(transport, session)
         assert prov_util.send_wifi_config(transport, session, "HomeNet", "wrong horse")
         assert prov_util.apply_wifi_config(transport, session)
-        assert prov_util.get_wifi_config(transport, session) == "failed"
+        assert settled(transport, session) == "failed"
         assert (prov_util.ctrl_reset if command == "reset" else prov_util.ctrl_reprov)(transport, session)
         assert prov_util.get_wifi_config(transport, session) == "disconnected"
         assert prov_util.send_wifi_config(transport, session, "HomeNet", "correct horse")
         assert prov_util.apply_wifi_config(transport, session)
-        assert prov_util.get_wifi_config(transport, session) == "connected"
+        assert settled(transport, session) == "connected"
         # Once connected there is nothing to reset: the device refuses.
         with pytest.raises(RuntimeError, match="CtrlReset failed"):
             prov_util.ctrl_reset(transport, session)

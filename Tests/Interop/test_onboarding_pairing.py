@@ -13,6 +13,7 @@ import pytest
 from rmaker_tools.rmaker_prov.prov import prov_util
 
 from conftest import BIN, ROOT
+from test_esp_prov import settled
 from test_sdk_e2e import PASSWORD, stack, stack_url  # noqa: F401 (the fixture)
 
 PET_HOUSE = os.path.join(ROOT, "products", "pet-house.json")
@@ -89,7 +90,7 @@ def test_espressif_client_carries_the_token(stack):
         assert json.loads(session.decrypt_data(answer)) == {"status": "ok"}
         assert prov_util.send_wifi_config(transport, session, "HomeNet", "correct horse")
         assert prov_util.apply_wifi_config(transport, session)
-        assert prov_util.get_wifi_config(transport, session) == "connected"
+        assert settled(transport, session) == "connected"
         deadline = time.time() + 30
         state = None
         while time.time() < deadline:
