@@ -18,7 +18,8 @@ while [ $# -gt 0 ]; do
 done
 python=.venv-test/bin/python
 [ -x "$python" ] || { echo "needs .venv-test with esp-rainmaker-cli (python3 -m venv .venv-test && .venv-test/bin/pip install -r Tests/Interop/requirements.txt)" >&2; exit 1; }
-swift build -c release --product tether --product tether-agent >&2
+swift build -c release --product tether >&2
+swift build -c release --product tether-agent >&2
 swift build -c release --package-path Cloud --product tether-cloud >&2
 swift build -c release --package-path Benchmarks --product tether-benchmarks >&2
 bin="$(swift build -c release --show-bin-path)"

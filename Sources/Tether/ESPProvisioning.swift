@@ -19,7 +19,9 @@ public struct ESPProvisioningOptions: Sendable, CustomStringConvertible {
     public var description: String { "ESPProvisioningOptions(\(device), security \(security))" }
     /// How long the device may take to join the network.
     public var joinTimeout: Duration
-    /// Time between status polls while it joins.
+    /// The longest time between status polls while it joins: the first come after 10 ms and the
+    /// wait doubles up to this, so that a quick join is seen at once and a slow one is not
+    /// hammered.
     public var pollInterval: Duration
     /// A pairing token for the device to present to the cloud (sent on the custom endpoint
     /// `tether-pairing` before the credentials; the device must list `tether_pairing` in its
@@ -134,6 +136,7 @@ public enum ESPProvisioning {
             step = .joiningNetwork
             progress(step)
             let deadline = ContinuousClock.now + options.joinTimeout
+            var wait = min(.milliseconds(10), options.pollInterval)
             while true {
                 guard case .getStatusResponse(let status) = try await config(connection, .getStatus, session: &session, recorder: recorder) else {
                     throw TetherError(.unexpectedResponse, "the device answered the status request with something else")
@@ -159,7 +162,8 @@ public enum ESPProvisioning {
                     throw TetherError(.wifiJoinFailed, "the router would not let the device join")
                 case .connecting, .disconnected:
                     guard ContinuousClock.now < deadline else { throw TetherError(.timeout, "the device had not joined within \(options.joinTimeout)") }
-                    do { try await Task.sleep(for: options.pollInterval) } catch { throw TetherError(.cancelled, "cancelled while the device joined") }
+                    do { try await Task.sleep(for: wait) } catch { throw TetherError(.cancelled, "cancelled while the device joined") }
+                    wait = min(wait * 2, options.pollInterval)
                 }
             }
         }
