@@ -337,7 +337,7 @@ struct AdminCommand: AsyncParsableCommand {
     }
 
     struct DeviceGroup: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "device", subcommands: [Create.self, TuyaKey.self])
+        static let configuration = CommandConfiguration(commandName: "device", subcommands: [Create.self, Import.self, TuyaKey.self])
 
         struct TuyaKey: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -361,24 +361,37 @@ struct AdminCommand: AsyncParsableCommand {
         }
 
         struct Create: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Register a device with its own secret for the MQTT gateway.")
+            static let configuration = CommandConfiguration(
+                abstract: "Register a device with its own secret for the MQTT gateway, or --count N of them named --name-prefix P1 … PN (all or none).")
             @Option(help: "The product key.") var product: String
-            @Option var name: String
-            @Option var mac: String?
+            @Option(help: "The device's name (one device).") var name: String?
+            @Option(help: "The device's MAC (one device).") var mac: String?
+            @Option(help: "How many devices, named --name-prefix followed by 1 … N zero-padded.") var count: Int?
+            @Option(name: .customLong("name-prefix"), help: "With --count: the names' prefix.") var namePrefix: String?
             @OptionGroup var options: AdminOptions
 
-            func run() async throws {
-                let device = try await options.withAdministration {
-                    try await $0.createDevice(productKey: product, name: name, mac: mac)
+            func validate() throws {
+                if let count {
+                    guard (1...DeviceImport.maximumDevices).contains(count) else { throw ValidationError("--count is 1 to \(DeviceImport.maximumDevices)") }
+                    guard let namePrefix, !namePrefix.isEmpty else { throw ValidationError("--count needs --name-prefix") }
+                    guard name == nil, mac == nil else { throw ValidationError("--count makes many devices: no --name or --mac") }
+                } else {
+                    guard name != nil else { throw ValidationError("--name names the device (or --count N --name-prefix P makes many)") }
+                    guard namePrefix == nil else { throw ValidationError("--name-prefix goes with --count") }
                 }
-                var json: JSONObject = [
-                    "did": .string(device.did), "productKey": .string(device.productKey),
-                    "deviceName": .string(device.deviceName), "deviceSecret": .string(device.deviceSecret),
-                    "passcode": .string(device.passcode),
-                ]
-                if let mac = device.mac { json["mac"] = .string(mac) }
+            }
+
+            func run() async throws {
+                if let count, let namePrefix {
+                    let devices = try await options.withAdministration {
+                        try await $0.createDevices(DeviceImport.numbered(productKey: product, count: count, prefix: namePrefix))
+                    }
+                    DeviceGroup.print(devices, options: options)
+                    return
+                }
+                let device = try await options.withAdministration { try await $0.createDevice(productKey: product, name: name ?? "", mac: mac) }
                 options.print(
-                    json: .object(json),
+                    json: DeviceGroup.json(device),
                     text: """
                         did: \(device.did)
                         productKey: \(device.productKey)
@@ -388,6 +401,52 @@ struct AdminCommand: AsyncParsableCommand {
                         """
                 )
             }
+        }
+
+        struct Import: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Register a fleet from a CSV file of productKey,deviceName,mac[,deviceSecret] lines (all or none).",
+                discussion: "An empty MAC is allowed; a missing secret is drawn. With --json, prints one JSON object per device, as create does.")
+            @Option(help: "The CSV file ('-' reads standard input).") var csv: String
+            @OptionGroup var options: AdminOptions
+
+            func run() async throws {
+                let data = csv == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: csv))
+                let entries: [DeviceEntry]
+                do {
+                    entries = try DeviceImport.parseCSV(String(decoding: data, as: UTF8.self))
+                } catch {
+                    throw ValidationError("\(csv): \(error.message)")
+                }
+                guard !entries.isEmpty else { throw ValidationError("\(csv) lists no devices") }
+                let devices = try await options.withAdministration { try await $0.createDevices(entries) }
+                DeviceGroup.print(devices, options: options)
+            }
+        }
+
+        static func json(_ device: Administration.CreatedDevice) -> JSONValue {
+            var json: JSONObject = [
+                "did": .string(device.did), "productKey": .string(device.productKey), "deviceName": .string(device.deviceName),
+                "deviceSecret": .string(device.deviceSecret), "passcode": .string(device.passcode),
+            ]
+            if let mac = device.mac { json["mac"] = .string(mac) }
+            return .object(json)
+        }
+
+        /// One JSON object per line with --json (what `tether-agent simulate --credentials` reads);
+        /// otherwise a count, since the secrets of thousands of devices are not for a terminal.
+        static func print(_ devices: [Administration.CreatedDevice], options: AdminOptions) {
+            guard options.json else {
+                Swift.print("registered \(devices.count) devices (--json prints each with its secret)")
+                return
+            }
+            var lines = ""
+            lines.reserveCapacity(devices.count * 200)
+            for device in devices {
+                lines += json(device).serialized()
+                lines += "\n"
+            }
+            FileHandle.standardOutput.write(Data(lines.utf8))
         }
     }
 

@@ -34,6 +34,21 @@ struct OnboardingPairingTests {
             logger: GatewayFixtures.quietLogger)
     }
 
+    /// Runs `body` with the port of an ESP-IDF device of `created`'s identity waiting for
+    /// credentials, reaching the cloud once joined when `linked`.
+    static func withESPDevice(
+        _ cloud: CloudHarness, _ created: Administration.CreatedDevice, linked: Bool, _ body: (Int) async throws -> Void
+    ) async throws {
+        let (device, link) = try Self.device(cloud, created)
+        let server = Self.espServer(device, router: Self.router)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            if linked { group.addTask { await link.run() } }
+            defer { group.cancelAll() }
+            try await body(try await server.port())
+        }
+    }
+
     static let router = SimulatedRouter(networks: [.init(ssid: "HomeNet", password: "correct horse")])
 
     static func espRequest(port: Int, pairing: OnboardingRequest.Pairing?, timeout: Duration = .seconds(20)) -> OnboardingRequest {
@@ -136,52 +151,33 @@ struct OnboardingPairingTests {
             try await withTetherClient(configuration: SDKControlTests.configuration(cloud, products: []), logger: GatewayFixtures.quietLogger) { client in
                 try await client.account!.register(username: "refused\(UInt32.random(in: 0...UInt32.max))", password: "Passw0rd!")
                 // A token for another product: the device presents it and is refused (9516).
-                do {
-                    let (device, link) = try Self.device(cloud, created)
-                    let server = Self.espServer(device, router: Self.router)
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask { try await server.run() }
-                        group.addTask { await link.run() }
-                        defer { group.cancelAll() }
-                        let request = Self.espRequest(port: try await server.port(), pairing: .init(productKey: other.productKey))
-                        let failure = await #expect(throws: OnboardingFailure.self) { try await client.onboard(request) }
-                        #expect(failure?.step == .activatedInCloud && failure?.error.code == .pairingRefused && failure?.error.cloudCode == 9516)
-                        #expect(failure?.trace.outcome == "failed")
-                        if let trace = failure?.trace { Self.expectNoSecrets(trace) }
-                    }
+                try await Self.withESPDevice(cloud, created, linked: true) { port in
+                    let request = Self.espRequest(port: port, pairing: .init(productKey: other.productKey))
+                    let failure = await #expect(throws: OnboardingFailure.self) { try await client.onboard(request) }
+                    #expect(failure?.step == .activatedInCloud && failure?.error.code == .pairingRefused && failure?.error.cloudCode == 9516)
+                    #expect(failure?.trace.outcome == "failed")
+                    if let trace = failure?.trace { Self.expectNoSecrets(trace) }
                 }
                 #expect(client.devices.isEmpty)
                 // A device without a cloud link never presents the token: a timeout at that step.
-                do {
-                    let (device, _) = try Self.device(cloud, created)
-                    let server = Self.espServer(device, router: Self.router)
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask { try await server.run() }
-                        defer { group.cancelAll() }
-                        let request = Self.espRequest(port: try await server.port(), pairing: .init(), timeout: .seconds(1))
-                        let failure = await #expect(throws: OnboardingFailure.self) { try await client.onboard(request) }
-                        #expect(failure?.step == .activatedInCloud && failure?.error.code == .timeout)
-                    }
+                try await Self.withESPDevice(cloud, created, linked: false) { port in
+                    let request = Self.espRequest(port: port, pairing: .init(), timeout: .seconds(1))
+                    let failure = await #expect(throws: OnboardingFailure.self) { try await client.onboard(request) }
+                    #expect(failure?.step == .activatedInCloud && failure?.error.code == .timeout)
                 }
                 // Stopped while waiting for the cloud: the session ends at once with `cancelled`.
-                do {
-                    let (device, _) = try Self.device(cloud, created)
-                    let server = Self.espServer(device, router: Self.router)
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask { try await server.run() }
-                        defer { group.cancelAll() }
-                        let request = Self.espRequest(port: try await server.port(), pairing: .init(), timeout: .seconds(60))
-                        let failure = try await client.withOnboarding(request) { session -> OnboardingFailure? in
-                            for await step in session.steps where step == .activatedInCloud { session.stop() }
-                            do throws(OnboardingFailure) {
-                                _ = try await session.result()
-                                return nil
-                            } catch {
-                                return error
-                            }
+                try await Self.withESPDevice(cloud, created, linked: false) { port in
+                    let request = Self.espRequest(port: port, pairing: .init(), timeout: .seconds(60))
+                    let failure = try await client.withOnboarding(request) { session -> OnboardingFailure? in
+                        for await step in session.steps where step == .activatedInCloud { session.stop() }
+                        do throws(OnboardingFailure) {
+                            _ = try await session.result()
+                            return nil
+                        } catch {
+                            return error
                         }
-                        #expect(failure?.error.code == .cancelled && failure?.step == .activatedInCloud)
                     }
+                    #expect(failure?.error.code == .cancelled && failure?.step == .activatedInCloud)
                 }
             }
         }

@@ -151,26 +151,72 @@ public struct Administration: Sendable {
 
     /// A device with its own secret for the MQTT gateway.
     public func createDevice(productKey: String, name: String, mac: String?) async throws -> CreatedDevice {
-        guard try await ProductStore(database).find(productKey) != nil else {
-            throw CloudAPIError.productKeyInvalid(detail: "no product has this key")
+        try await createDevices([DeviceEntry(productKey: productKey, name: name, mac: mac)])[0]
+    }
+
+    /// Devices in bulk, all or none: every entry is checked first (product, name, MAC, secret,
+    /// no name or MAC twice), then all are inserted in one transaction, in statements of
+    /// ``DeviceStore/batchRows`` rows. Names or MACs a product already has are refused by name.
+    public func createDevices(_ entries: [DeviceEntry]) async throws -> [CreatedDevice] {
+        guard (1...DeviceImport.maximumDevices).contains(entries.count) else {
+            throw CloudAPIError.formInvalid(detail: "1 to \(DeviceImport.maximumDevices) devices at a time")
         }
-        guard (1...64).contains(name.count), name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_@.:".contains($0)) }) else {
-            throw CloudAPIError.formInvalid(detail: "a device name has 1 to 64 of the characters A-Z a-z 0-9 - _ @ . :")
+        var known: Set<String> = []
+        var names: Set<String> = []
+        var macs: Set<String> = []
+        var rows: [(credentials: DeviceCredentials, mac: String?)] = []
+        rows.reserveCapacity(entries.count)
+        for (index, entry) in entries.enumerated() {
+            func invalid(_ detail: String) -> CloudAPIError {
+                .formInvalid(detail: entries.count == 1 ? detail : "device \(index + 1) (\(entry.name)): \(detail)")
+            }
+            if !known.contains(entry.productKey) {
+                guard try await ProductStore(database).find(entry.productKey) != nil else {
+                    throw CloudAPIError.productKeyInvalid(
+                        detail: entries.count == 1 ? "no product has this key" : "device \(index + 1): no product \(entry.productKey)")
+                }
+                known.insert(entry.productKey)
+            }
+            guard (1...64).contains(entry.name.count), entry.name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_@.:".contains($0)) }) else {
+                throw invalid("a device name has 1 to 64 of the characters A-Z a-z 0-9 - _ @ . :")
+            }
+            guard names.insert(entry.productKey + "/" + entry.name).inserted else { throw invalid("the name is given twice") }
+            var mac: String?
+            if let given = entry.mac {
+                do { mac = try Validation.mac(given) } catch { throw invalid(error.detail) }
+                guard macs.insert(entry.productKey + "/" + mac!).inserted else { throw invalid("the MAC is given twice") }
+            }
+            var credentials = DeviceCredentials.new(productKey: entry.productKey, deviceName: entry.name)
+            if let secret = entry.secret {
+                guard (16...64).contains(secret.count), secret.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                    throw invalid("a device secret has 16 to 64 letters and digits")
+                }
+                credentials.deviceSecret = secret
+            }
+            rows.append((credentials, mac))
         }
-        var normalizedMAC: String?
-        if let mac { normalizedMAC = try Validation.mac(mac) }
-        let credentials = DeviceCredentials.new(productKey: productKey, deviceName: name)
-        let device = CreatedDevice(
-            did: credentials.did, productKey: productKey, deviceName: name, deviceSecret: credentials.deviceSecret, passcode: credentials.passcode,
-            mac: normalizedMAC
-        )
-        do {
-            try await DeviceStore(database).insert(credentials, mac: normalizedMAC, at: Clock.unixNow())
-        } catch {
-            guard error.kind == .uniqueViolation else { throw error }
-            throw CloudAPIError.macAlreadyRegistered(detail: "this product already has a device with this name or MAC")
+        let now = Clock.unixNow()
+        try await database.transaction { [rows, known] transaction in
+            let store = DeviceStore(transaction)
+            for productKey in known {
+                let mine = rows.filter { $0.credentials.productKey == productKey }
+                let taken = try await store.existing(productKey: productKey, names: mine.map(\.credentials.deviceName), macs: mine.compactMap(\.mac))
+                guard taken.isEmpty else {
+                    let listed = taken.prefix(5).joined(separator: ", ") + (taken.count > 5 ? " and \(taken.count - 5) more" : "")
+                    throw CloudAPIError.macAlreadyRegistered(detail: "product \(productKey) already has a device named or with the MAC \(listed)")
+                }
+            }
+            do {
+                try await store.insert(rows, at: now)
+            } catch let error as StorageError where error.kind == .uniqueViolation {
+                throw CloudAPIError.macAlreadyRegistered(detail: "this product already has a device with this name or MAC")
+            }
         }
-        return device
+        return rows.map { row in
+            CreatedDevice(
+                did: row.credentials.did, productKey: row.credentials.productKey, deviceName: row.credentials.deviceName,
+                deviceSecret: row.credentials.deviceSecret, passcode: row.credentials.passcode, mac: row.mac)
+        }
     }
 
     /// Registers (or replaces) the Tuya id, version and local key of a device registered here,

@@ -65,6 +65,52 @@ struct DeviceStore: Sendable {
         )
     }
 
+    /// Rows per INSERT of a bulk registration: 8 values each, far below either engine's limit on
+    /// parameters.
+    static let batchRows = 500
+
+    /// Many devices, in statements of ``batchRows`` rows (on a transaction: all or none).
+    func insert(_ devices: [(credentials: DeviceCredentials, mac: String?)], at seconds: Int64) async throws(StorageError) {
+        var start = 0
+        while start < devices.count {
+            let chunk = devices[start..<min(start + Self.batchRows, devices.count)]
+            var values: [String] = []
+            var binds: [SQLValue] = []
+            values.reserveCapacity(chunk.count)
+            binds.reserveCapacity(chunk.count * 8)
+            for (credentials, mac) in chunk {
+                let base = binds.count
+                values.append("(" + (1...8).map { "$\(base + $0)" }.joined(separator: ", ") + ", $\(base + 8))")
+                binds += [
+                    .text(credentials.did), .text(credentials.productKey), .optional(mac), .text(credentials.passcode), .text(credentials.deviceName),
+                    .text(credentials.deviceSecret), .int(credentials.registeredAt), .int(seconds),
+                ]
+            }
+            _ = try await executor.query(
+                "INSERT INTO devices (did, product_key, mac, passcode, device_name, device_secret, registered_ts, created_at, updated_at) VALUES "
+                    + values.joined(separator: ", "), binds)
+            start += Self.batchRows
+        }
+    }
+
+    /// Which of `names` and `macs` the product already has.
+    func existing(productKey: String, names: [String], macs: [String]) async throws(StorageError) -> [String] {
+        var taken: [String] = []
+        for (column, values) in [("device_name", names), ("mac", macs)] where !values.isEmpty {
+            var start = 0
+            while start < values.count {
+                let chunk = Array(values[start..<min(start + Self.batchRows, values.count)])
+                let placeholders = (0..<chunk.count).map { "$\($0 + 2)" }.joined(separator: ", ")
+                let rows = try await executor.query(
+                    "SELECT \(column) AS value FROM devices WHERE product_key = $1 AND \(column) IN (\(placeholders))",
+                    [.text(productKey)] + chunk.map(SQLValue.text))
+                for row in rows { taken.append(try row.text("value")) }
+                start += Self.batchRows
+            }
+        }
+        return taken
+    }
+
     /// The token a whitelist-free device reconnects with (its SHA-256), replacing any before.
     func setToken(did: String, tokenHash: String, at seconds: Int64) async throws(StorageError) {
         try await executor.query("UPDATE devices SET token_hash = $2, updated_at = $3 WHERE did = $1", .text(did), .text(tokenHash), .int(seconds))
