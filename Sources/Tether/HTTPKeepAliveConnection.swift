@@ -93,7 +93,8 @@ final class HTTPKeepAliveConnection {
         do {
             return try await exchange(method, path, body: body)
         } catch  where expired.fired {
-            throw TetherError(.timeout, "the device did not answer \(path) within \(requestTimeout)")
+            // The path only: web_config.cgi's query carries the password and the pairing token.
+            throw TetherError(.timeout, "the device did not answer \(path.prefix { $0 != "?" }) within \(requestTimeout)")
         }
     }
 

@@ -196,6 +196,7 @@ extension TetherClient {
                 (found.mac, found.ip) = (result.mac, result.ip)
             }
         } catch {
+            await giveUp(token, recorder: recorder)
             // The mode's step and error, with the whole session's trace.
             throw OnboardingFailure(
                 step: error.step, error: error.error,
@@ -208,6 +209,8 @@ extension TetherClient {
             do throws(TetherError) {
                 status = try await awaitPairing(token, events: events, timeout: request.pairingTimeout, poll: request.pairingPollInterval, recorder: recorder)
             } catch {
+                // The app has given up: a device that comes later must not be bound behind its back.
+                if error.code == .timeout || error.code == .cancelled { await giveUp(token, recorder: recorder) }
                 throw fail(error)
             }
             step = .bound
@@ -223,6 +226,20 @@ extension TetherClient {
         if let did = found.did { detail["did"] = .string(did) }
         found.trace = recorder.complete(token == nil ? "onboarded" : "bound", detail)
         return found
+    }
+
+    /// Ends the attempt's pairing token in the cloud, best effort. The cloud client's requests do
+    /// not stop at cancellation, so a stopped attempt ends its token too (within the client's
+    /// request timeout).
+    private func giveUp(_ token: PairingToken?, recorder: OnboardingRecorder) async {
+        guard let token, let account else { return }
+        var done = true
+        do throws(TetherError) {
+            _ = try await account.withSession { session throws(TetherError) in try await account.api.cancelPairing(session, id: token.id) }
+        } catch {
+            done = false
+        }
+        recorder.record("pairing_token_cancelled", ["id": .string(token.id), "done": .bool(done)])
     }
 
     /// The pairing's outcome: the cloud's push, or its answer to a poll, whichever comes first.

@@ -72,7 +72,6 @@ public struct CloudLink: Sendable {
         try await post(initial, client)
         try await client.reportFirmwareVersion(device.firmwareVersion)
         await fetchGrantKeys(client)
-        await presentPairingToken(client)
         // One upgrade at a time, beside the device's other work: a download takes a while.
         let (notices, offered) = AsyncStream.makeStream(of: FirmwareUpgradeNotice.self, bufferingPolicy: .bufferingNewest(1))
         let updater = FirmwareUpdater(device: device, faults: firmwareFaults, downloader: FirmwareDownloader(logger: logger), logger: logger)
@@ -88,6 +87,8 @@ public struct CloudLink: Sendable {
                 }
             }
             group.addTask {
+                // The token goes beside the device's other work, which must not wait for its answer.
+                await presentPairingToken(client)
                 // After a reconnect the cloud may have missed changes: report everything again.
                 for await event in connections {
                     guard case .connected(_) = event else { continue }
@@ -142,10 +143,10 @@ public struct CloudLink: Sendable {
     /// The pairing token from onboarding, presented until the cloud answers it (a lost answer is
     /// asked again on the next connection; the cloud tells the same device the same outcome).
     private func presentPairingToken(_ client: AlinkDeviceClient) async {
-        // A busy or failing cloud (9041, 5xx) has not answered it: asked again a few times, then
-        // on the next connection.
-        for attempt in 0..<5 {
-            guard let token = device.pendingPairingToken else { return }
+        // Until the cloud answers it for good: a busy or failing cloud (9041, 5xx) and an
+        // unanswered request (a lost publish, a reply timeout) are tried again, 1 s then longer.
+        var attempt = 0
+        while let token = device.pendingPairingToken, !Task.isCancelled {
             do throws(TetherError) {
                 let reply = try await client.activate(PairingActivation(token: token))
                 logger.info("the cloud answered the pairing token", metadata: ["code": "\(reply.code)", "message": "\(reply.message)"])
@@ -154,10 +155,10 @@ public struct CloudLink: Sendable {
                     return
                 }
             } catch {
-                logger.warning("the pairing token went unanswered; presented again on the next connection", metadata: ["error": "\(error)"])
-                return
+                logger.warning("the pairing token went unanswered; presenting it again", metadata: ["error": "\(error)"])
             }
-            do { try await Task.sleep(for: .seconds(1 << attempt)) } catch { return }
+            do { try await Task.sleep(for: .seconds(1 << min(attempt, 5))) } catch { return }
+            attempt += 1
         }
     }
 

@@ -57,6 +57,8 @@ public final class ESPProvisioningServer: Sendable {
     /// The station's work (scans, joins), one at a time as a device's radio does it, run in the
     /// server's scope: the HTTP handlers hand it over and hear back on their event loop.
     private let stationWork = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
+    /// A join handed to the station and not finished: one at a time, whichever connection asked.
+    private let joinInFlight = Mutex(false)
 
     public init(device: VirtualDevice, configuration: ESPProvisioningConfiguration, logger: Logger = Logger(label: "tether.agent.esp-prov")) {
         self.device = device
@@ -103,6 +105,17 @@ public final class ESPProvisioningServer: Sendable {
             for connection in self.connections.withLock({ Array($0.values) }) { connection.close(promise: nil) }
         }
     }
+
+    /// Takes the device's one join, if it is still onboarding and no join is under way.
+    func beginJoin() -> Bool {
+        guard device.isOnboarding else { return false }
+        return joinInFlight.withLock { busy in
+            defer { busy = true }
+            return !busy
+        }
+    }
+
+    func endJoin() { joinInFlight.withLock { $0 = false } }
 
     /// Runs `work` on the station after what was handed over before it.
     func station(_ work: @escaping @Sendable () async -> Void) { stationWork.continuation.yield(work) }
@@ -291,7 +304,8 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
     /// The custom endpoint `tether-pairing` (ESP-IDF's `wifi_prov_mgr_endpoint_create`): the
     /// app's pairing token as `{"token": "…"}`, kept for the cloud until the device has joined.
     private func pairing(_ bytes: [UInt8]) throws(TetherError) -> [UInt8] {
-        guard let object = try JSONValue.parse(bytes).objectValue, let token = object["token"]?.stringValue, !token.isEmpty,
+        // Answered (encrypted) whatever came: a plaintext error would put the session's keystream out of step.
+        guard let object = (try? JSONValue.parse(bytes))?.objectValue, let token = object["token"]?.stringValue, !token.isEmpty,
             token.utf8.count <= Self.maximumTokenLength
         else {
             return JSONValue.object(["status": "invalid"]).serializedBytes()
@@ -318,7 +332,8 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
     private func control(_ request: ESPWiFiCtrlMessage) -> ESPWiFiCtrlMessage {
         switch request {
         case .reset, .reprovision:
-            guard wifi.state != .connected else {
+            // Nothing to forget once joined, nor while the station is joining.
+            guard wifi.state != .connected, wifi.state != .connecting else {
                 return request == .reset ? .resetResponse(status: .invalidArgument) : .reprovisionResponse(status: .invalidArgument)
             }
             credentials = nil
@@ -337,16 +352,22 @@ final class ESPProvisioningHandler: ChannelInboundHandler {
             credentials = (ssid, passphrase)
             return .setConfigResponse(status: .success)
         case .applyConfig:
-            guard let credentials, wifi.state != .connected, wifi.state != .connecting else { return .applyConfigResponse(status: .invalidArgument) }
+            guard let credentials, wifi.state != .connected, wifi.state != .connecting, server.beginJoin() else {
+                return .applyConfigResponse(status: .invalidArgument)
+            }
             let (ssid, password) = (String(decoding: credentials.ssid, as: UTF8.self), String(decoding: credentials.password, as: UTF8.self))
             joinGeneration += 1
             wifi = ESPWiFiStatus(state: .connecting)
             server.logger.info("provisioning: joining", metadata: ["tether.ssid": "\(ssid)"])
-            let (generation, token, device, station) = (joinGeneration, pairingToken, server.device, server.configuration.router)
+            let (generation, token, server, station) = (joinGeneration, pairingToken, server, server.configuration.router)
             let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
             server.station {
-                let result = await station.join(ssid: ssid, password: password)
-                if case .joined = result { _ = device.configureWiFi(ssid: ssid, key: password, maximumKeyLength: 64, pairingToken: token) }
+                var joined = await station.join(ssid: ssid, password: password)
+                if case .joined = joined, !server.device.configureWiFi(ssid: ssid, key: password, maximumKeyLength: 64, pairingToken: token) {
+                    joined = .joinRefused
+                }
+                server.endJoin()
+                let result = joined
                 bound.eventLoop.execute { bound.value.joinFinished(result, generation: generation, ssid: credentials.ssid) }
             }
             return .applyConfigResponse(status: .success)

@@ -318,6 +318,15 @@ public struct TetherCloudAPI: Sendable {
                 as: PairingStatusBody.init(json:)))
     }
 
+    /// Gives up a pairing (Tether's `DELETE /app/pairing_tokens/{id}`): the token ends at once
+    /// unless a device used it already.
+    public func cancelPairing(_ session: CloudSession, id: String) async throws(TetherError) -> PairingStatus {
+        PairingStatus(
+            try decodeBody(
+                "the pairing status", try await call(.DELETE, "/app/pairing_tokens/\(id.tetherPercentEncoded)", session: session),
+                as: PairingStatusBody.init(json:)))
+    }
+
     // MARK: Sharing and messages
 
     /// Who receives an invitation (to a device, or to a home).

@@ -12,6 +12,9 @@ public enum GizwitsLANMessage: Hashable, Sendable {
     case softAPConfiguration(ssid: String, key: String, pairingToken: String? = nil)
     /// 0x0002
     case softAPConfigurationAck
+
+    /// The longest pairing token `0x0001` carries (Tether's tokens are 32 characters).
+    public static let maximumPairingToken = 128
     /// 0x0003
     case discoveryRequest
     /// 0x0004
@@ -100,10 +103,11 @@ public enum GizwitsLANMessage: Hashable, Sendable {
             guard let ssid = payload.gizwitsReadLengthPrefixedBytes(), let key = payload.gizwitsReadLengthPrefixedBytes() else {
                 throw truncated()
             }
+            // Tether's token, when what follows the key is one; other trailing bytes are left
+            // unread, as GAgent does.
             var token: String?
-            if payload.readableBytes > 0 {
-                guard let bytes = payload.gizwitsReadLengthPrefixedBytes() else { throw truncated() }
-                if !bytes.isEmpty { token = String(decoding: bytes, as: UTF8.self) }
+            if payload.readableBytes > 2, let bytes = payload.gizwitsReadLengthPrefixedBytes(), (1...Self.maximumPairingToken).contains(bytes.count) {
+                token = String(decoding: bytes, as: UTF8.self)
             }
             self = .softAPConfiguration(ssid: String(decoding: ssid, as: UTF8.self), key: String(decoding: key, as: UTF8.self), pairingToken: token)
         case .softAPConfigurationAck: self = .softAPConfigurationAck

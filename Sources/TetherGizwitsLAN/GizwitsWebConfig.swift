@@ -56,7 +56,8 @@ public struct GizwitsWebConfig: Sendable, Hashable, CustomStringConvertible {
         let query = target.dropFirst(Self.path.count + 1)
         guard let ssidStart = query.firstRange(of: "ssid=")?.upperBound else { return nil }
         let ssid = query[ssidStart...].prefix { $0 != "&" }
-        guard let passStart = query[ssidStart...].firstRange(of: "pass=")?.upperBound else { return nil }
+        // After the SSID's end: an SSID may itself contain "pass=".
+        guard let passStart = query[ssid.endIndex...].firstRange(of: "&pass=")?.upperBound else { return nil }
         let afterPass = query[passStart...]
         let password = afterPass.prefix { $0 != " " && $0 != "&" }
         var token: String?

@@ -125,6 +125,16 @@ struct FrameVectorTests {
         #expect(buffer.readableBytes == 0)
     }
 
+    @Test("0x0001 with trailing bytes that are not a token (an app's padding) still carries the credentials, as GAgent reads it")
+    func softAPPadding() throws {
+        // ssid "ab", key "c", then one stray byte, then a length prefix promising more than is there.
+        for trailer in ["ff", "00 09 41"] {
+            let payload = [UInt8].hex("00 02 61 62 00 01 63 " + trailer)
+            var buffer = ByteBuffer(bytes: [0, 0, 0, 3, UInt8(3 + payload.count), 0, 0, 1] + payload)
+            #expect(try GizwitsLANMessage.read(from: &buffer) == .softAPConfiguration(ssid: "ab", key: "c", pairingToken: nil))
+        }
+    }
+
     @Test("GAgent's hardware info with its fixed, too-long length reads from the bytes actually sent")
     func hardwareInfoQuirk() throws {
         let info = GizwitsHardwareInfo(

@@ -25,6 +25,7 @@ struct WebConfigTests {
         #expect(GizwitsWebConfig(target: "/index.html?ssid=a&pass=b") == nil)
         #expect(GizwitsWebConfig(target: "/web_config.cgi?ssid=\(String(repeating: "s", count: 33))&pass=b") == nil)
         #expect(GizwitsWebConfig(target: "/web_config.cgi?ssid=a&pass=") == GizwitsWebConfig(ssid: "a", password: ""))
+        #expect(GizwitsWebConfig(target: "/web_config.cgi?ssid=bypass=1&pass=pw") == GizwitsWebConfig(ssid: "bypass=1", password: "pw"))
     }
 
     @Test("what the firmware cannot carry is refused before sending", arguments: ["pass word", "a&b", "100%", "x#y", "caf\u{e9}"])

@@ -375,6 +375,8 @@ struct AdminCommand: AsyncParsableCommand {
                     guard (1...DeviceImport.maximumDevices).contains(count) else { throw ValidationError("--count is 1 to \(DeviceImport.maximumDevices)") }
                     guard let namePrefix, !namePrefix.isEmpty else { throw ValidationError("--count needs --name-prefix") }
                     guard name == nil, mac == nil else { throw ValidationError("--count makes many devices: no --name or --mac") }
+                    // The devices' secrets are drawn here and printed once: without --json they would be lost.
+                    guard options.json else { throw ValidationError("--count prints each device with its secret: add --json (and redirect it to a file)") }
                 } else {
                     guard name != nil else { throw ValidationError("--name names the device (or --count N --name-prefix P makes many)") }
                     guard namePrefix == nil else { throw ValidationError("--name-prefix goes with --count") }
@@ -410,6 +412,10 @@ struct AdminCommand: AsyncParsableCommand {
             @Option(help: "The CSV file ('-' reads standard input).") var csv: String
             @OptionGroup var options: AdminOptions
 
+            func validate() throws {
+                guard options.json else { throw ValidationError("import prints each device with its secret: add --json (and redirect it to a file)") }
+            }
+
             func run() async throws {
                 let data = csv == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: csv))
                 let entries: [DeviceEntry]
@@ -433,13 +439,8 @@ struct AdminCommand: AsyncParsableCommand {
             return .object(json)
         }
 
-        /// One JSON object per line with --json (what `tether-agent simulate --credentials` reads);
-        /// otherwise a count, since the secrets of thousands of devices are not for a terminal.
+        /// One JSON object per line (what `tether-agent simulate --credentials` reads).
         static func print(_ devices: [Administration.CreatedDevice], options: AdminOptions) {
-            guard options.json else {
-                Swift.print("registered \(devices.count) devices (--json prints each with its secret)")
-                return
-            }
             var lines = ""
             lines.reserveCapacity(devices.count * 200)
             for device in devices {

@@ -164,6 +164,11 @@ struct OnboardingPairingTests {
                     let request = Self.espRequest(port: port, pairing: .init(), timeout: .seconds(1))
                     let failure = await #expect(throws: OnboardingFailure.self) { try await client.onboard(request) }
                     #expect(failure?.step == .activatedInCloud && failure?.error.code == .timeout)
+                    // The app gave up: its token is ended in the cloud, so a device coming later is not bound.
+                    let issued = failure?.trace.entries.first { $0.event == "pairing_token_issued" }?.detail["id"]?.stringValue
+                    let id = try #require(issued)
+                    #expect(failure?.trace.entries.contains { $0.event == "pairing_token_cancelled" && $0.detail["done"] == true } == true)
+                    #expect(try await client.account!.pairingStatus(id: id).state == .expired)
                 }
                 // Stopped while waiting for the cloud: the session ends at once with `cancelled`.
                 try await Self.withESPDevice(cloud, created, linked: false) { port in

@@ -59,6 +59,8 @@ struct PairingTokenTests {
                 let bound = try await cloud.call(.get, "/app/bindings", token: user.token)
                 #expect(bound["devices"]?.arrayValue?.compactMap { $0["did"]?.stringValue } == [lamp.did])
                 #expect(try await Self.status(cloud, user, token.id).state == .bound)
+                // Giving up a token a device has used changes nothing.
+                #expect(try await cloud.call(.delete, "/app/pairing_tokens/\(token.id)", token: user.token)["state"] == "bound")
 
                 // Its own device asking again (a lost answer) hears the same; any other device: used.
                 #expect(try await Self.activate(cloud, lamp, token.token).code == 200)
@@ -74,6 +76,13 @@ struct PairingTokenTests {
                 #expect(try await Self.status(cloud, user, narrow.id).state == .refused)
                 #expect(try await Self.activate(cloud, second, narrow.token).code == 9515)
             }
+
+            // Given up by its app: ended at once; nobody else may give it up.
+            let abandoned = try await Self.issue(cloud, user)
+            #expect(try await cloud.call(.delete, "/app/pairing_tokens/\(abandoned.id)", token: stranger.token).errorCode == 9513)
+            let ended = try PairingStatusBody(json: try #require(try await cloud.call(.delete, "/app/pairing_tokens/\(abandoned.id)", token: user.token).json))
+            #expect(ended.state == .expired)
+            #expect(try await Self.activate(cloud, second, abandoned.token).code == 9514)
 
             // Expired: its ten minutes passed.
             let late = try await Self.issue(cloud, user)

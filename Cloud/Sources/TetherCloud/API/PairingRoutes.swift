@@ -46,5 +46,15 @@ struct PairingRoutes<Context: RequestContext> {
             let user = try await accounts.authenticate(request)
             return Response.json(try await pairing.status(user, id: try context.pathParameter("id")).json)
         }
+        router.on(
+            .init(
+                method: .delete, path: "/app/pairing_tokens/{id}",
+                summary:
+                    "Tether: give up one of your pairings (the app's attempt failed): the token ends at once unless a device used it already; answers where it stands; 9513 for another user's",
+                tag: "devices", security: .appAndUser, success: .ok(Self.status))
+        ) { request, context in
+            let user = try await accounts.authenticate(request)
+            return Response.json(try await pairing.cancel(user, id: try context.pathParameter("id")).json)
+        }
     }
 }

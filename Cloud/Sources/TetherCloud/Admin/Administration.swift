@@ -196,10 +196,10 @@ public struct Administration: Sendable {
             rows.append((credentials, mac))
         }
         let now = Clock.unixNow()
-        try await database.transaction { [rows, known] transaction in
+        let byProduct = Dictionary(grouping: rows, by: \.credentials.productKey)
+        try await database.transaction { [rows] transaction in
             let store = DeviceStore(transaction)
-            for productKey in known {
-                let mine = rows.filter { $0.credentials.productKey == productKey }
+            for (productKey, mine) in byProduct {
                 let taken = try await store.existing(productKey: productKey, names: mine.map(\.credentials.deviceName), macs: mine.compactMap(\.mac))
                 guard taken.isEmpty else {
                     let listed = taken.prefix(5).joined(separator: ", ") + (taken.count > 5 ? " and \(taken.count - 5) more" : "")

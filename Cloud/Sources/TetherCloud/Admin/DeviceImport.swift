@@ -40,6 +40,8 @@ public enum DeviceImport {
     /// - Throws: `invalidArgument` naming the line of the first row that is not of this shape.
     public static func parseCSV(_ text: String) throws(TetherError) -> [DeviceEntry] {
         var entries: [DeviceEntry] = []
+        // Spreadsheets start their CSV with a byte-order mark.
+        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         // "\r\n" is one Character in Swift: split on it as well as on "\n".
         for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let trimmed = line.trimmingCharacters(in: " \t\r")

@@ -31,17 +31,18 @@ struct PairingTokens: Sendable {
             guard home.role != .member else { throw CloudAPIError(.homeRoleInsufficient, detail: "a home's members do not add devices to it") }
         }
         let now = Clock.unixNow()
-        let pending = try await database.first(
-            "SELECT COUNT(*) AS n FROM pairing_tokens WHERE uid = $1 AND used_at IS NULL AND expires_at > $2", .text(user.uid), .int(now))
-        guard try (pending?.int("n") ?? 0) < Self.maximumPending else {
-            throw CloudAPIError.requestThrottled(detail: "at most \(Self.maximumPending) pairing tokens wait for their devices at once")
-        }
         let token = Secrets.hex(bytes: 16)
         // Never past the session's own end.
         let record = PairingTokenStore.Record(
             id: "pt_" + Secrets.hex(bytes: 8), uid: user.uid, appID: user.appID, sessionHash: user.tokenHash, productKey: request.productKey,
             homeID: request.homeID, expiresAt: min(now + Self.lifetime, user.expiresAt))
-        try await PairingTokenStore(database).insert(record, tokenHash: Secrets.sha256(token), now: now)
+        try await database.transaction { transaction in
+            let store = PairingTokenStore(transaction)
+            guard try await store.pendingCount(uid: user.uid, now: now) < Self.maximumPending else {
+                throw CloudAPIError.requestThrottled(detail: "at most \(Self.maximumPending) pairing tokens wait for their devices at once")
+            }
+            try await store.insert(record, tokenHash: Secrets.sha256(token), now: now)
+        }
         return PairingTokenBody(id: record.id, token: token, expireAt: record.expiresAt, productKey: request.productKey, homeID: request.homeID)
     }
 
@@ -51,6 +52,13 @@ struct PairingTokens: Sendable {
             throw CloudAPIError.pairingTokenUnknown(detail: "no pairing token \(id) of this user")
         }
         return try await status(record)
+    }
+
+    /// The user gives up a pairing (the app's attempt failed): the token ends at once unless a
+    /// device has used it already, whose outcome stands. 9513 for a token that is not the user's.
+    func cancel(_ user: AuthenticatedUser, id: String) async throws -> PairingStatusBody {
+        try await PairingTokenStore(database).cancel(id: id, uid: user.uid, now: Clock.unixNow())
+        return try await status(user, id: id)
     }
 
     /// A device presents a token: bound to its user, or refused with the reason's code (thrown).
@@ -96,13 +104,14 @@ struct PairingTokens: Sendable {
                 do {
                     try await HomeService(database: database, bus: bus).place(user, id: homeID, did: did, room: nil)
                     placed = homeID
-                } catch let error as CloudAPIError {
+                } catch {
                     // Bound all the same: the app shows the device and says why it is not in the home.
-                    failure = error
+                    failure = (error as? CloudAPIError) ?? CloudAPIError.serverError(detail: "the device could not be placed in the home")
                 }
             }
-        } catch let error as CloudAPIError {
-            failure = error
+        } catch {
+            // Whatever failed, the token's outcome is stored: never left used and unsettled.
+            failure = (error as? CloudAPIError) ?? CloudAPIError.serverError(detail: "the pairing could not be completed")
         }
         try await store.settle(
             id: record.id, role: role, placedHomeID: placed, errorCode: failure?.code,

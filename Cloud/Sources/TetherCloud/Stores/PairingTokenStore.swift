@@ -22,20 +22,42 @@ struct PairingTokenStore: Sendable {
         var errorCode: Int64?
         var message: String?
 
+        /// How long an activation may take to settle before it counts as failed.
+        static let settleSeconds: Int64 = 60
+
         func status(now: Int64, productKey devicePK: String? = nil, mac: String? = nil) -> PairingStatusBody {
-            // Used but not settled yet: the activation is under way, still pending to the app.
+            // Used but not settled yet: the activation is under way, still pending to the app; a
+            // minute on, the node that took it died before settling it, and it is refused.
+            let unsettledTooLong = usedAt.map { $0 < now - Self.settleSeconds } ?? false
             let state: PairingState =
-                if usedAt == nil { expiresAt > now ? .pending : .expired } else if role != nil { .bound } else if errorCode != nil { .refused } else {
+                if usedAt == nil {
+                    expiresAt > now ? .pending : .expired
+                } else if role != nil {
+                    .bound
+                } else if errorCode != nil || unsettledTooLong {
+                    .refused
+                } else {
                     .pending
                 }
+            let lost = state == .refused && errorCode == nil
             return PairingStatusBody(
                 id: id, state: state, did: did, productKey: devicePK ?? productKey, mac: mac, role: role, homeID: placedHomeID,
-                errorCode: errorCode.map { Int(clamping: $0) }, message: message, expireAt: expiresAt)
+                errorCode: errorCode.map { Int(clamping: $0) } ?? (lost ? CloudError.serverError.code : nil),
+                message: message ?? (lost ? "the activation did not complete" : nil), expireAt: expiresAt)
         }
     }
 
     private static let columns =
         "id, uid, app_id, session_hash, product_key, home_id, expires_at, used_at, did, role, placed_home_id, error_code, message"
+
+    /// Pending tokens of the user, the user's row locked first (on PostgreSQL) so that two
+    /// requests counting at once cannot both pass a limit: call on a transaction.
+    func pendingCount(uid: String, now: Int64) async throws(StorageError) -> Int64 {
+        let lock = executor.dialect == .postgres ? " FOR UPDATE" : ""
+        _ = try await executor.first("SELECT uid FROM users WHERE uid = $1\(lock)", .text(uid))
+        return try await executor.first(
+            "SELECT COUNT(*) AS n FROM pairing_tokens WHERE uid = $1 AND used_at IS NULL AND expires_at > $2", .text(uid), .int(now))?.int("n") ?? 0
+    }
 
     /// Stores a token, and forgets those that ended more than a day ago (their outcome was read by then).
     func insert(_ record: Record, tokenHash: String, now: Int64) async throws(StorageError) {
@@ -65,6 +87,12 @@ struct PairingTokenStore: Sendable {
     /// The user's token by its id (another user's is not found).
     func find(id: String, uid: String) async throws(StorageError) -> Record? {
         try await executor.first("SELECT \(Self.columns) FROM pairing_tokens WHERE id = $1 AND uid = $2", .text(id), .text(uid)).map(Self.record)
+    }
+
+    /// Ends the user's token now, if no device has used it.
+    func cancel(id: String, uid: String, now: Int64) async throws(StorageError) {
+        try await executor.query(
+            "UPDATE pairing_tokens SET expires_at = $3 WHERE id = $1 AND uid = $2 AND used_at IS NULL AND expires_at > $3", .text(id), .text(uid), .int(now))
     }
 
     /// Records the outcome of a redeemed token.
