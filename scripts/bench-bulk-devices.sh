@@ -21,6 +21,16 @@ cloud="$(swift build -c release --package-path Cloud --show-bin-path)/tether-clo
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "$(nproc) cores; $count devices per run"
+# One result line; every device printed once.
+report() {
+    python3 - "$1" "$2" "$3" "$4" "$5" "$count" <<'PY'
+import sys
+label, what, start, end, path, count = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5], int(sys.argv[6])
+lines = sum(1 for _ in open(path))
+assert lines == count, f"{lines} lines for {count} devices"
+print(f"{label:<11} {what:<16} {end - start:7.2f} s   {count / (end - start):9.0f} devices/s")
+PY
+}
 run() {
     local database="$1" label="$2"
     local product
@@ -30,13 +40,7 @@ run() {
     start=$(date +%s.%N)
     "$cloud" admin device create --product "$product" --count "$count" --name-prefix "bulk-" --database "$database" --json > "$work/created.jsonl"
     end=$(date +%s.%N)
-    python3 - "$label" "create --count" "$start" "$end" "$work/created.jsonl" "$count" <<'PY'
-import sys
-label, what, start, end, path, count = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5], int(sys.argv[6])
-lines = sum(1 for _ in open(path))
-assert lines == count, f"{lines} lines for {count} devices"
-print(f"{label:<11} {what:<16} {end - start:7.2f} s   {count / (end - start):9.0f} devices/s")
-PY
+    report "$label" "create --count" "$start" "$end" "$work/created.jsonl"
     python3 -c "
 import sys
 pk = sys.argv[1]
@@ -48,13 +52,7 @@ with open(sys.argv[2], 'w') as f:
     start=$(date +%s.%N)
     "$cloud" admin device import --csv "$work/fleet.csv" --database "$database" --json > "$work/imported.jsonl"
     end=$(date +%s.%N)
-    python3 - "$label" "import --csv" "$start" "$end" "$work/imported.jsonl" "$count" <<'PY'
-import sys
-label, what, start, end, path, count = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5], int(sys.argv[6])
-lines = sum(1 for _ in open(path))
-assert lines == count, f"{lines} lines for {count} devices"
-print(f"{label:<11} {what:<16} {end - start:7.2f} s   {count / (end - start):9.0f} devices/s")
-PY
+    report "$label" "import --csv" "$start" "$end" "$work/imported.jsonl"
 }
 run "sqlite:$work/cloud.sqlite" sqlite
 if [ -n "$postgres" ]; then run "$postgres" postgresql; fi

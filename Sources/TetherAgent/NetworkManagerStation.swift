@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 public import Logging
 public import TetherCore
 
@@ -33,7 +34,7 @@ public struct NetworkManagerStation: WiFiStation {
     public func scan() async throws(TetherError) -> [WiFiNetwork] {
         var arguments = ["--terse", "--fields", "SSID,SIGNAL,CHAN,SECURITY", "device", "wifi", "list", "--rescan", "yes"]
         if let interface { arguments += ["ifname", interface] }
-        let output = await Self.run(nmcli, arguments)
+        let output = await Self.run(nmcli, arguments, timeout: .seconds(30))
         guard output.status == 0 else { throw TetherError(.connectionFailed, "nmcli could not scan: \(output.standardError)") }
         return Self.parseList(output.standardOutput)
     }
@@ -42,16 +43,33 @@ public struct NetworkManagerStation: WiFiStation {
         let (seconds, _) = joinTimeout.components
         var arguments = ["--ask", "--wait", String(max(seconds, 1)), "device", "wifi", "connect", ssid]
         if let interface { arguments += ["ifname", interface] }
-        let output = await Self.run(nmcli, arguments, input: password.isEmpty ? "" : password + "\n")
+        let output = await Self.run(nmcli, arguments, input: password.isEmpty ? "" : password + "\n", timeout: joinTimeout + .seconds(5))
         let result = Self.joinResult(status: output.status, message: output.standardError + output.standardOutput)
         guard case .joined = result else {
             logger.notice("NetworkManager could not join", metadata: ["tether.ssid": "\(ssid)", "tether.result": "\(result)"])
             return result
         }
-        var show = ["--get-values", "IP4.ADDRESS", "device", "show"]
-        if let interface { show.append(interface) }
-        let address = await Self.run(nmcli, show).standardOutput.split(separator: "\n").first.map { String($0.prefix { $0 != "/" }) } ?? ""
+        // The Wi-Fi device's own address, not the first of every device's.
+        guard let device = await wifiDevice() else { return .noAddress }
+        let shown = await Self.run(nmcli, ["--get-values", "IP4.ADDRESS", "device", "show", device], timeout: .seconds(10))
+        let address = shown.standardOutput.split(separator: "\n").first.map { String($0.prefix { $0 != "/" }) } ?? ""
         return address.isEmpty ? .noAddress : .joined(ip: address)
+    }
+
+    /// The configured interface, or the first Wi-Fi device NetworkManager lists.
+    func wifiDevice() async -> String? {
+        if let interface { return interface }
+        let listed = await Self.run(nmcli, ["--terse", "--fields", "DEVICE,TYPE", "device"], timeout: .seconds(10))
+        return Self.firstWiFiDevice(listed.standardOutput)
+    }
+
+    /// `DEVICE:TYPE` lines: the first of type `wifi`.
+    static func firstWiFiDevice(_ text: String) -> String? {
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: ":", omittingEmptySubsequences: false)
+            if fields.count >= 2, fields[1] == "wifi" { return String(fields[0]) }
+        }
+        return nil
     }
 
     /// `SSID:SIGNAL:CHAN:SECURITY` lines, `\:` escaping colons; signal (0–100 %) as dBm.
@@ -94,31 +112,71 @@ public struct NetworkManagerStation: WiFiStation {
         var standardError: String
     }
 
-    /// Runs a process to its end without blocking a thread of the caller's executor.
-    static func run(_ executable: String, _ arguments: [String], input: String? = nil) async -> Output {
-        await withCheckedContinuation { continuation in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-            let output = Pipe()
-            let error = Pipe()
-            let stdin = Pipe()
-            process.standardOutput = output
-            process.standardError = error
-            process.standardInput = stdin
-            process.terminationHandler = { process in
-                let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                let err = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                continuation.resume(returning: Output(status: process.terminationStatus, standardOutput: out, standardError: err))
+    /// Runs a process to its end on a thread of its own (Foundation's blocking calls must not hold
+    /// the cooperative pool): both outputs read as they come (a full pipe would stall it), killed
+    /// at `timeout` or when the caller is cancelled.
+    static func run(_ executable: String, _ arguments: [String], input: String? = nil, timeout: Duration) async -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        return await withTaskCancellationHandler {
+            await withTaskGroup(of: Output?.self) { group in
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        Thread { continuation.resume(returning: runBlocking(process, executable: executable, input: input)) }.start()
+                    }
+                }
+                group.addTask {
+                    // Ended by the run's own end (cancelled), or past its time (kills it).
+                    do { try await Task.sleep(for: timeout) } catch { return nil }
+                    Self.stop(process)
+                    return nil
+                }
+                var result = Output(status: 127, standardOutput: "", standardError: "")
+                for await finished in group {
+                    guard let finished else { continue }
+                    result = finished
+                    group.cancelAll()
+                }
+                return result
             }
-            do {
-                try process.run()
-            } catch {
-                continuation.resume(returning: Output(status: 127, standardOutput: "", standardError: "cannot run \(executable): \(error)"))
-                return
-            }
-            if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-            try? stdin.fileHandleForWriting.close()
+        } onCancel: {
+            Self.stop(process)
         }
+    }
+
+    /// SIGKILL by pid: Foundation's `isRunning` is not kept up to date off its run loop on Linux, and a
+    /// child may start with SIGTERM blocked (it inherits the launching thread's signal mask).
+    private static func stop(_ process: Process) {
+        let pid = process.processIdentifier
+        if pid > 0 { kill(pid, SIGKILL) }
+    }
+
+    private static func runBlocking(_ process: Process, executable: String, input: String?) -> Output {
+        let (output, error, stdin) = (Pipe(), Pipe(), Pipe())
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = stdin
+        do {
+            try process.run()
+        } catch {
+            return Output(status: 127, standardOutput: "", standardError: "cannot run \(executable): \(error)")
+        }
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try? stdin.fileHandleForWriting.close()
+        // Standard error on a second thread, so that neither pipe can fill while the other is read.
+        let errorData = Mutex(Data())
+        let errorRead = DispatchSemaphore(value: 0)
+        Thread {
+            let data = error.fileHandleForReading.readDataToEndOfFile()
+            errorData.withLock { $0 = data }
+            errorRead.signal()
+        }.start()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        errorRead.wait()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
+            standardError: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
     }
 }

@@ -1,10 +1,11 @@
+import Foundation
 import Testing
 import TetherCore
 @testable import TetherAgent
 
 /// The Wi-Fi stations onboarding joins through: the simulated router's faults and timing, and
 /// how NetworkManager's answers are read (nmcli itself cannot run here: no Wi-Fi in CI).
-@Suite("Wi-Fi stations: the simulated router and NetworkManager's answers")
+@Suite("Wi-Fi stations: the simulated router and NetworkManager's answers", .timeLimit(.minutes(1)))
 struct WiFiStationTests {
     @Test("the simulated router: a scan strongest first, each fault its outcome, a DHCP timeout twice the join delay")
     func simulatedRouter() async throws {
@@ -37,6 +38,27 @@ struct WiFiStationTests {
         #expect(networks.map(\.rssi) == [-60, -73, -80])
         #expect(networks.map(\.secured) == [true, false, false])
         #expect(networks.first?.channel == 6)
+    }
+
+    @Test("the Wi-Fi device among NetworkManager's devices")
+    func wifiDevice() {
+        #expect(NetworkManagerStation.firstWiFiDevice("eth0:ethernet\nlo:loopback\nwlp2s0:wifi\nwlan1:wifi\n") == "wlp2s0")
+        #expect(NetworkManagerStation.firstWiFiDevice("eth0:ethernet\n") == nil)
+    }
+
+    @Test("a process's output read as it comes, its status, and a run that cannot start", .enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/sh")))
+    func processRunner() async {
+        let quick = await NetworkManagerStation.run("/bin/sh", ["-c", "echo hi"], timeout: .seconds(20))
+        #expect(quick.standardOutput == "hi\n")
+        // More than a pipe holds: a runner reading only at the end would stall the process.
+        let big = await NetworkManagerStation.run("/bin/sh", ["-c", "head -c 200000 /dev/zero | tr '\\0' x; echo oops >&2; exit 3"], timeout: .seconds(20))
+        #expect(big.status == 3 && big.standardOutput.count == 200_000 && big.standardError == "oops\n")
+        let echoed = await NetworkManagerStation.run("/bin/sh", ["-c", "read line; echo got $line"], input: "secret\n", timeout: .seconds(20))
+        #expect(echoed.standardOutput == "got secret\n")
+        let missing = await NetworkManagerStation.run("/nonexistent/nmcli", [], timeout: .seconds(5))
+        #expect(missing.status == 127 && missing.standardError.contains("cannot run"))
+        let slow = await NetworkManagerStation.run("/bin/sh", ["-c", "exec sleep 30"], timeout: .milliseconds(200))
+        #expect(slow.status != 0, "killed at its timeout")
     }
 
     @Test(
