@@ -19,8 +19,9 @@ import TetherGizwitsLAN
 /// while the owner's connection carries on with renewed grants.
 @Suite("LAN grants: cloud, SDK and device", .timeLimit(.minutes(2)))
 struct LANGrantTests {
-    /// Short enough that the test sees grants lapse and get renewed in real time.
-    static let lifetime: Int64 = 3
+    /// Short enough that the test sees grants lapse and get renewed in real time, long enough
+    /// that a renewal under a full parallel run on PostgreSQL comes before the expiry (3 s did not).
+    static let lifetime: Int64 = 6
 
     @Test("owner and guest on the LAN with grants; the revoked guest loses the cloud at once and the LAN at the grant's expiry", arguments: TestEngine.allCases)
     func revocationReachesTheLAN(engine: TestEngine) async throws {
