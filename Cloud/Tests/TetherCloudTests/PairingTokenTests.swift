@@ -97,6 +97,7 @@ struct PairingTokenTests {
             #expect(try await Self.activate(cloud, second, orphan.token).code == 9514)
             #expect(try await cloud.call(.get, "/app/pairing_tokens/\(orphan.id)", token: leaving.token).errorCode == 9004)
             #expect(try await cloud.call(.post, "/app/pairing_tokens", token: leaving.token, json: [:]).errorCode == 9004)
+            #expect(try await cloud.call(.delete, "/app/pairing_tokens/\(orphan.id)", token: leaving.token).errorCode == 9004)
             #expect(try await cloud.call(.get, "/app/bindings", token: user.token)["devices"]?.arrayValue?.count == 1)
 
             // Requests are checked: unknown product, no session, bad fields.

@@ -27,8 +27,8 @@ public enum DeviceImport {
     /// so that the names sort as they were made.
     public static func numbered(productKey: String, count: Int, prefix: String) -> [DeviceEntry] {
         let width = String(count).count
-        return (1...max(count, 1)).prefix(count).map { index in
-            let digits = String(index)
+        return (0..<max(count, 0)).map { offset in
+            let digits = String(offset + 1)
             return DeviceEntry(productKey: productKey, name: prefix + String(repeating: "0", count: width - digits.count) + digits)
         }
     }
