@@ -195,6 +195,8 @@ extension TetherClient {
             // A bound device joins the list before the app hears of it.
             if status.state == .bound { _ = try? await refreshBindings() }
             eventBroadcast.yield(.pairing(status))
+        case .schedules(let change):
+            eventBroadcast.yield(.schedules(change))
         case .upgrade(let upgrade):
             device(did: upgrade.did)?.emit(.firmwareUpgrade(upgrade))
         case .writeFailed(let did, let sn, let error):

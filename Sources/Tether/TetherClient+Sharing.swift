@@ -60,8 +60,7 @@ public struct DeviceSharing: Sendable {
     }
 
     private func call<Result: Sendable>(_ body: (TetherCloudAPI, CloudSession) async throws(TetherError) -> Result) async throws(TetherError) -> Result {
-        guard let account = client.account else { throw TetherError(.invalidArgument, "the client has no cloud configured") }
-        return try await account.withSession { session throws(TetherError) in try await body(account.api, session) }
+        try await client.withCloudSession(body)
     }
 }
 

@@ -16,6 +16,9 @@ public enum TetherClientEvent: Sendable {
     /// A device presented one of the user's pairing tokens (Tether's `s2c_pairing`): bound (the
     /// device is in the list by then), or refused and why.
     case pairing(PairingStatus)
+    /// One of the user's schedules was created, changed or deleted, by this app or another of
+    /// the user's sessions (Tether's `s2c_schedules`; the Gizwits SDK's `didUpdateSchedulers`).
+    case schedules(ScheduleChange)
     /// Background work of the client failed (LAN discovery could not open its socket, …)
     /// (`GizEventSDK`).
     case error(TetherError)

@@ -71,7 +71,6 @@ public struct CloudLink: Sendable {
         let initial = device.status.allValues
         try await post(initial, client)
         try await client.reportFirmwareVersion(device.firmwareVersion)
-        await fetchGrantKeys(client)
         // One upgrade at a time, beside the device's other work: a download takes a while.
         let (notices, offered) = AsyncStream.makeStream(of: FirmwareUpgradeNotice.self, bufferingPolicy: .bufferingNewest(1))
         let updater = FirmwareUpdater(device: device, faults: firmwareFaults, downloader: FirmwareDownloader(logger: logger), logger: logger)
@@ -87,15 +86,19 @@ public struct CloudLink: Sendable {
                 }
             }
             group.addTask {
-                // The token goes beside the device's other work, which must not wait for its answer.
+                // The keys and the token go beside the device's other work, which must not wait
+                // for their answers.
+                async let keys: Void = fetchGrantKeys(client)
                 await presentPairingToken(client)
+                await keys
                 // After a reconnect the cloud may have missed changes: report everything again.
                 for await event in connections {
                     guard case .connected(_) = event else { continue }
                     try? await post(device.status.allValues, client)
                     try? await client.reportFirmwareVersion(device.firmwareVersion)
-                    await fetchGrantKeys(client)
+                    async let keys: Void = fetchGrantKeys(client)
                     await presentPairingToken(client)
+                    await keys
                 }
             }
             group.addTask {
@@ -122,21 +125,30 @@ public struct CloudLink: Sendable {
     }
 
     /// The cloud's grant keys, kept by the device from then on (its activation: README, "LAN
-    /// grants"). A cloud without the extension leaves the device on passcodes.
+    /// grants"). A query that goes unanswered (a busy cloud, a lost reply) is asked again, 1 s
+    /// then doubling, six times in all; a cloud that refuses it (no such extension) leaves the
+    /// device on passcodes, until the next connection asks again.
     private func fetchGrantKeys(_ client: AlinkDeviceClient) async {
-        do throws(TetherError) {
-            var trusted: [LANGrantKey] = []
-            // The cloud lists its keys newest first; the device keeps them oldest first.
-            for key in try await client.lanGrantKeys().keys.reversed() {
-                guard let usable = LANGrantKey(base64: key.publicKey), usable.keyID == key.keyID else {
-                    logger.warning("the cloud sent an unusable grant key", metadata: ["kid": "\(key.keyID)"])
-                    continue
+        for attempt in 0..<6 {
+            do throws(TetherError) {
+                var trusted: [LANGrantKey] = []
+                // The cloud lists its keys newest first; the device keeps them oldest first.
+                for key in try await client.lanGrantKeys().keys.reversed() {
+                    guard let usable = LANGrantKey(base64: key.publicKey), usable.keyID == key.keyID else {
+                        logger.warning("the cloud sent an unusable grant key", metadata: ["kid": "\(key.keyID)"])
+                        continue
+                    }
+                    trusted.append(usable)
                 }
-                trusted.append(usable)
+                device.lanGrants.replace(with: trusted)
+                return
+            } catch where error.code == .cloudRefused {
+                logger.info("no LAN grant keys from the cloud; passcodes keep logging in", metadata: ["error": "\(error)"])
+                return
+            } catch {
+                logger.info("the LAN grant-key query went unanswered; asking again", metadata: ["error": "\(error)"])
             }
-            device.lanGrants.replace(with: trusted)
-        } catch {
-            logger.info("no LAN grant keys from the cloud; passcodes keep logging in", metadata: ["error": "\(error)"])
+            do { try await Task.sleep(for: .seconds(1 << attempt)) } catch { return }
         }
     }
 

@@ -3,7 +3,7 @@ public import NIOCore
 import NIOPosix
 import Synchronization
 public import TetherCore
-import TetherCloudProtocol
+public import TetherCloudProtocol
 import TetherWebSocketClient
 
 /// How a ``CloudRealtime`` connection reaches the cloud's WebSocket M2M API.
@@ -56,6 +56,8 @@ public enum CloudRealtimeEvent: Sendable, Hashable {
     /// A device presented one of the user's pairing tokens (Tether's `s2c_pairing`): bound, or
     /// refused and why.
     case pairing(PairingStatus)
+    /// One of the user's schedules was created, changed or deleted (Tether's `s2c_schedules`).
+    case schedules(ScheduleChange)
     /// A write that the cloud had accepted failed later (the device rejected it, or it expired).
     case writeFailed(did: String, sn: Int, error: TetherError)
 }

@@ -228,6 +228,8 @@ struct CloudRealtimeStateMachine<Login: Sendable, Subscription: Sendable, Write:
             return [.emit(.message(CloudMessage(message)))]
         case .pairing(let status):
             return [.emit(.pairing(PairingStatus(status)))]
+        case .schedules(let change):
+            return [.emit(.schedules(change))]
         case .pong, .login, .subscribe, .write, .read, .raw, .acknowledge, .ping:
             return []
         }

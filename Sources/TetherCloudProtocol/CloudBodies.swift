@@ -206,11 +206,13 @@ public struct CommandBody: Sendable, Hashable {
     public var params: JSONValue?
     public var output: JSONValue?
     public var upgrade: FirmwareUpgradeBody?
+    /// Who sent it (Tether): `app`, or `scheduler` for a schedule's run.
+    public var source: String
 
     public init(
         id: Int64, did: String, kind: Kind, state: String, code: Int? = nil, message: String = "", createdAt: Int64 = 0, updatedAt: Int64 = 0,
         sentAt: Int64? = nil, queueUntil: Int64? = nil, attrs: JSONValue? = nil, raw: String? = nil, service: String? = nil,
-        params: JSONValue? = nil, output: JSONValue? = nil, upgrade: FirmwareUpgradeBody? = nil
+        params: JSONValue? = nil, output: JSONValue? = nil, upgrade: FirmwareUpgradeBody? = nil, source: String = "app"
     ) {
         self.id = id
         self.did = did
@@ -228,6 +230,7 @@ public struct CommandBody: Sendable, Hashable {
         self.params = params
         self.output = output
         self.upgrade = upgrade
+        self.source = source
     }
 
     public init(json: JSONValue) throws(CloudBodyError) {
@@ -241,7 +244,8 @@ public struct CommandBody: Sendable, Hashable {
             sentAt: try reader.optionalInt("sent_at"), queueUntil: try reader.optionalInt("queue_until"),
             attrs: reader.value("attrs"), raw: try reader.optionalString("raw"), service: try reader.optionalString("service"),
             params: reader.value("params"), output: reader.value("output"),
-            upgrade: try reader.value("upgrade").map { value throws(CloudBodyError) in try FirmwareUpgradeBody(json: value) }
+            upgrade: try reader.value("upgrade").map { value throws(CloudBodyError) in try FirmwareUpgradeBody(json: value) },
+            source: try reader.optionalString("source") ?? "app"
         )
     }
 
@@ -250,7 +254,7 @@ public struct CommandBody: Sendable, Hashable {
             "id": .int(id), "did": .string(did), "kind": .string(kind.rawValue), "state": .string(state),
             "message": .string(message), "created_at": .int(createdAt), "updated_at": .int(updatedAt),
             "code": code.map { .int(Int64($0)) } ?? .null, "sent_at": sentAt.map(JSONValue.int) ?? .null,
-            "queue_until": queueUntil.map(JSONValue.int) ?? .null,
+            "queue_until": queueUntil.map(JSONValue.int) ?? .null, "source": .string(source),
         ]
         if let attrs { object["attrs"] = attrs }
         if let raw { object["raw"] = .string(raw) }

@@ -44,6 +44,7 @@ extension CloudError {
     public static let deviceDisabled = CloudError(code: 9023, message: "device disabled")
     public static let attrInvalid = CloudError(code: 9025, message: "attr invalid")
     public static let userInvalid = CloudError(code: 9026, message: "user invalid")
+    public static let schedulerNotFound = CloudError(code: 9030, httpStatus: 404, message: "scheduler not found")
     public static let sendSMSFailed = CloudError(code: 9037, message: "send sms failed")
     public static let applicationAuthInvalid = CloudError(code: 9038, message: "X-Gizwits-Application-Auth invalid")
     public static let requestThrottled = CloudError(code: 9041, httpStatus: 429, message: "request throttled")
@@ -119,7 +120,7 @@ extension CloudError {
         .macAlreadyRegistered, .productKeyInvalid, .appIDInvalid, .tokenInvalid, .userNotExist, .tokenExpired,
         .serverError, .codeExpired, .codeInvalid, .deviceNotFound, .formInvalid, .didPasscodeInvalid, .deviceNotBound,
         .phoneUnavailable, .usernameUnavailable, .usernamePasswordError, .sendCommandFailed, .emailUnavailable,
-        .deviceDisabled, .attrInvalid, .userInvalid, .sendSMSFailed, .applicationAuthInvalid, .requestThrottled,
+        .deviceDisabled, .attrInvalid, .userInvalid, .schedulerNotFound, .sendSMSFailed, .applicationAuthInvalid, .requestThrottled,
         .deviceOffline, .timestampInvalid, .signatureInvalid, .emailNotActivated, .cannotShareToSelf, .onlyOwnerCanShare, .guestNotFound, .guestAlreadyBound,
         .sharingNotFound, .sharingWaitingForAccept, .sharingExpired, .sharingCompleted, .onlyOwnerCanBind, .onlyOwnerCanOperate, .sharingAlreadyCancelled,
         .ownerCannotUnbindSelf, .onlyGuestCanCheckQRCode, .messageNotFound, .messageAlreadyDeleted, .onlySelfCanModifyAlias, .onlyReceiverCanMarkMessage,

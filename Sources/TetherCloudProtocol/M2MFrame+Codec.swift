@@ -155,6 +155,13 @@ extension M2MFrame {
             } catch {
                 throw reader.wrongType("data.\(error.field)", error.message)
             }
+        case "s2c_schedules":
+            let data = try reader.object("data", in: object)
+            do throws(CloudBodyError) {
+                self = .schedules(try ScheduleChangeBody(json: .object(data)))
+            } catch {
+                throw reader.wrongType("data.\(error.field)", error.message)
+            }
         case "s2c_upgrade":
             let data = try reader.object("data", in: object)
             do throws(CloudBodyError) {
@@ -244,6 +251,8 @@ extension M2MFrame {
             frame["data"] = message.json
         case .pairing(let status):
             frame["data"] = status.json
+        case .schedules(let change):
+            frame["data"] = change.json
         }
         return .object(frame)
     }

@@ -54,6 +54,8 @@ public enum M2MFrame: Sendable, Hashable {
     /// `s2c_pairing` (Tether): a device presented one of the user's pairing tokens: bound, or
     /// refused and why.
     case pairing(PairingStatusBody)
+    /// `s2c_schedules` (Tether): one of the user's schedules was created, changed or deleted.
+    case schedules(ScheduleChangeBody)
     /// `pong`.
     case pong
 
@@ -80,6 +82,7 @@ public enum M2MFrame: Sendable, Hashable {
         case .upgrade: "s2c_upgrade"
         case .message: "s2c_message"
         case .pairing: "s2c_pairing"
+        case .schedules: "s2c_schedules"
         case .pong: "pong"
         }
     }

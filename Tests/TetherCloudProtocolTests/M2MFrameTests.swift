@@ -79,6 +79,7 @@ struct M2MFrameTests {
         ),
         .pairing(PairingStatusBody(id: "pt_1", state: .bound, did: "d", productKey: "pk", role: "owner", expireAt: 1)),
         .pairing(PairingStatusBody(id: "pt_2", state: .refused, did: "d", errorCode: 9516, message: "another product", expireAt: 1)),
+        .schedules(ScheduleChangeBody(id: "sc_1", change: .created, did: "d")), .schedules(ScheduleChangeBody(id: "sc_2", change: .deleted, did: nil)),
     ]
 
     @Test("every kind of frame reads back as written", arguments: everyKind)

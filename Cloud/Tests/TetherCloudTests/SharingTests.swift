@@ -246,9 +246,16 @@ struct SharingMessageTests {
 
     /// The first message-centre push among a client's events, within 15 s.
     static func firstMessage(_ events: AsyncStream<TetherClientEvent>) async -> CloudMessage? {
-        await withTaskGroup(of: CloudMessage?.self) { group in
+        await firstEvent(events) { event in if case .message(let message) = event { message } else { nil } }
+    }
+
+    /// The first of a client's events that `extract` reads, within 15 s.
+    static func firstEvent<Value: Sendable>(
+        _ events: AsyncStream<TetherClientEvent>, _ extract: @escaping @Sendable (TetherClientEvent) -> Value?
+    ) async -> Value? {
+        await withTaskGroup(of: Value?.self) { group in
             group.addTask {
-                for await event in events { if case .message(let message) = event { return message } }
+                for await event in events { if let value = extract(event) { return value } }
                 return nil
             }
             group.addTask { try? await Task.sleep(for: .seconds(15)); return nil }

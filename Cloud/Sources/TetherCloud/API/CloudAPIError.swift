@@ -68,6 +68,7 @@ extension CloudAPIError {
     public static func deviceDisabled(detail: String = "") -> Self { .init(.deviceDisabled, detail: detail) }
     public static func userInvalid(detail: String = "") -> Self { .init(.userInvalid, detail: detail) }
     public static func attrInvalid(detail: String = "") -> Self { .init(.attrInvalid, detail: detail) }
+    public static func schedulerNotFound(detail: String = "") -> Self { .init(.schedulerNotFound, detail: detail) }
     public static func deviceOffline(detail: String = "") -> Self { .init(.deviceOffline, detail: detail) }
     public static func sendSMSFailed(detail: String = "") -> Self { .init(.sendSMSFailed, detail: detail) }
     public static func applicationAuthInvalid(detail: String = "") -> Self { .init(.applicationAuthInvalid, detail: detail) }

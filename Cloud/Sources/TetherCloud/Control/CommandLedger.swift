@@ -9,17 +9,17 @@ public struct CommandLedger: Sendable {
 
     func insert(
         did: String, uid: String, appID: String, kind: CommandKind, body: JSONValue, state: CommandState, queueUntilMs: Int64?, jobID: Int64? = nil,
-        on executor: (any SQLExecutor)? = nil
+        source: CommandSource = .app, on executor: (any SQLExecutor)? = nil
     ) async throws(StorageError) -> CommandRecord {
         let now = Clock.unixMilliseconds()
         guard
             let row = try await (executor ?? database).first(
                 """
-                INSERT INTO commands (did, uid, app_id, kind, body, state, created_ms, updated_ms, queue_until_ms, job_id)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) RETURNING \(CommandRecord.columns)
+                INSERT INTO commands (did, uid, app_id, kind, body, state, created_ms, updated_ms, queue_until_ms, job_id, source)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10) RETURNING \(CommandRecord.columns)
                 """,
                 .text(did), .text(uid), .text(appID), .text(kind.rawValue), .text(body.serialized()), .text(state.rawValue),
-                .int(now), queueUntilMs.map(SQLValue.int) ?? .null, jobID.map(SQLValue.int) ?? .null
+                .int(now), queueUntilMs.map(SQLValue.int) ?? .null, jobID.map(SQLValue.int) ?? .null, .text(source.rawValue)
             )
         else {
             throw StorageError(.queryFailed, "inserting a command returned no row")

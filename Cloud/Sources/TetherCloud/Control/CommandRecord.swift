@@ -31,6 +31,13 @@ public enum CommandKind: String, Codable, Sendable {
     case ota
 }
 
+/// Who sent a command: an app, or the cloud on a user's behalf.
+public enum CommandSource: String, Codable, Sendable {
+    case app
+    /// A schedule's run.
+    case scheduler
+}
+
 /// One command of the ledger.
 public struct CommandRecord: Sendable, Equatable {
     public var id: Int64
@@ -49,8 +56,9 @@ public struct CommandRecord: Sendable, Equatable {
     public var updatedMs: Int64
     public var sentMs: Int64?
     public var queueUntilMs: Int64?
+    public var source: CommandSource
 
-    static let columns = "id, did, uid, app_id, kind, body, state, code, message, created_ms, updated_ms, sent_ms, queue_until_ms"
+    static let columns = "id, did, uid, app_id, kind, body, state, code, message, created_ms, updated_ms, sent_ms, queue_until_ms, source"
 
     init(row: SQLRow) throws(StorageError) {
         id = try row.int("id")
@@ -66,6 +74,7 @@ public struct CommandRecord: Sendable, Equatable {
         updatedMs = try row.int("updated_ms")
         sentMs = row.optionalInt("sent_ms")
         queueUntilMs = row.optionalInt("queue_until_ms")
+        source = CommandSource(rawValue: try row.text("source")) ?? .app
     }
 
     /// The Alink request id the command travels with: its ledger id, as the decimal string
@@ -80,7 +89,7 @@ public struct CommandRecord: Sendable, Equatable {
     public var json: JSONValue {
         var answer = CommandBody(
             id: id, did: did, kind: CommandBody.Kind(rawValue: kind.rawValue) ?? .attrs, state: state.rawValue, code: code, message: message,
-            createdAt: createdMs, updatedAt: updatedMs, sentAt: sentMs, queueUntil: queueUntilMs
+            createdAt: createdMs, updatedAt: updatedMs, sentAt: sentMs, queueUntil: queueUntilMs, source: source.rawValue
         )
         switch kind {
         case .attrs: answer.attrs = body

@@ -36,7 +36,34 @@ public struct ControlService: Sendable {
         _ user: AuthenticatedUser, did: String, _ request: Request, queueSeconds: Int64? = nil, recorded: (CommandRecord) -> Void = { _ in }
     ) async throws -> CommandRecord {
         let device = try await DeviceAccess(database: database).controllable(by: user, did: did)
-        let model = try await catalogue.model(device.productKey)
+        let (kind, body) = try Self.command(request, model: try await catalogue.model(device.productKey))
+        var queueUntil: Int64?
+        if let queueSeconds, queueSeconds != 0 {
+            guard (1...maximumQueueSeconds).contains(queueSeconds) else {
+                throw CloudAPIError.formInvalid(detail: "queue_ttl is 1 to \(maximumQueueSeconds) seconds")
+            }
+            queueUntil = Clock.unixMilliseconds() + queueSeconds * 1000
+        }
+        guard device.isOnline || queueUntil != nil else {
+            throw CloudAPIError.deviceOffline(detail: "device \(did) is offline; send queue_ttl to have the command wait for it")
+        }
+        // A command that may wait is queued: whichever node holds the device sends it now, or
+        // when it connects. Delivery is always asked for, so a device that connects between
+        // the check above and this insert still gets it.
+        let record = try await ledger.insert(
+            did: did, uid: user.uid, appID: user.appID, kind: kind, body: body,
+            state: queueUntil == nil ? .accepted : .queued, queueUntilMs: queueUntil
+        )
+        metrics.commandAccepted()
+        recorded(record)
+        await bus.publish(.command(record.update))
+        await bus.publish(.deliver(commandID: record.id, did: did))
+        return record
+    }
+
+    /// What the device is sent for `request`, checked against its product's model: the one
+    /// check of a command, whoever sends it (an app, a schedule).
+    static func command(_ request: Request, model: ThingModel) throws -> (CommandKind, JSONValue) {
         let kind: CommandKind
         let body: JSONValue
         switch request {
@@ -72,28 +99,7 @@ public struct ControlService: Sendable {
             }
             kind = .service
         }
-        var queueUntil: Int64?
-        if let queueSeconds, queueSeconds != 0 {
-            guard (1...maximumQueueSeconds).contains(queueSeconds) else {
-                throw CloudAPIError.formInvalid(detail: "queue_ttl is 1 to \(maximumQueueSeconds) seconds")
-            }
-            queueUntil = Clock.unixMilliseconds() + queueSeconds * 1000
-        }
-        guard device.isOnline || queueUntil != nil else {
-            throw CloudAPIError.deviceOffline(detail: "device \(did) is offline; send queue_ttl to have the command wait for it")
-        }
-        // A command that may wait is queued: whichever node holds the device sends it now, or
-        // when it connects. Delivery is always asked for, so a device that connects between
-        // the check above and this insert still gets it.
-        let record = try await ledger.insert(
-            did: did, uid: user.uid, appID: user.appID, kind: kind, body: body,
-            state: queueUntil == nil ? .accepted : .queued, queueUntilMs: queueUntil
-        )
-        metrics.commandAccepted()
-        recorded(record)
-        await bus.publish(.command(record.update))
-        await bus.publish(.deliver(commandID: record.id, did: did))
-        return record
+        return (kind, body)
     }
 
     /// A ledger entry, for the user who sent it or any user bound to its device.

@@ -38,6 +38,8 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
     case message(uid: String, MessageBody)
     /// A device presented one of a user's pairing tokens: the outcome, for that user's sessions.
     case pairing(uid: String, PairingStatusBody)
+    /// One of a user's schedules changed, for that user's sessions.
+    case schedules(uid: String, ScheduleChangeBody)
     /// A user's sessions changed (logout, refresh, password change, revoked session, account
     /// disabled): live sessions of that user check their token again.
     case credentialsChanged(uid: String)
@@ -55,7 +57,7 @@ public enum ClusterEvent: Codable, Sendable, Hashable {
             return update.did
         case .upgrade(let upgrade):
             return upgrade.did
-        case .credentialsChanged, .message, .pairing:
+        case .credentialsChanged, .message, .pairing, .schedules:
             return ""
         }
     }
@@ -122,6 +124,17 @@ extension PairingStatusBody: @retroactive Codable {
 
 /// Upgrades travel between nodes as the JSON apps see.
 extension FirmwareUpgradeBody: @retroactive Codable {
+    public init(from decoder: any Decoder) throws {
+        try self.init(json: try JSONValue(from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try json.encode(to: encoder)
+    }
+}
+
+/// Schedule changes travel between nodes as the JSON apps see.
+extension ScheduleChangeBody: @retroactive Codable {
     public init(from decoder: any Decoder) throws {
         try self.init(json: try JSONValue(from: decoder))
     }

@@ -67,6 +67,8 @@ final class RealtimeHub: Sendable {
                 for session in targets where session.uid == uid { session.send(.message(message)) }
             case .pairing(let uid, let status):
                 for session in targets where session.uid == uid { session.send(.pairing(status)) }
+            case .schedules(let uid, let change):
+                for session in targets where session.uid == uid { session.send(.schedules(change)) }
             case .deliver, .rrpcRequest, .rrpcAnswer, .shadowDesired, .userPublish:
                 break
             }

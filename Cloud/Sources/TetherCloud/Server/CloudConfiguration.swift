@@ -28,6 +28,8 @@ public struct CloudConfiguration: Sendable {
     public var lanGrantLifetimeSeconds: Int64 = LANGrants.defaultLifetime
     /// The MQTT gateway devices connect to; nil runs the HTTP API alone.
     public var gateway: GatewayConfiguration? = GatewayConfiguration()
+    /// How schedules fire.
+    public var scheduler = SchedulerConfiguration()
 
     public init() {}
 

@@ -21,18 +21,23 @@ public struct CloudNode: Sendable {
     let history: DeviceHistory
     let catalogue: DeviceCatalogue
     let metrics: CloudMetrics
+    let schedules: ScheduleService
+    /// Fires due schedules (a service of the application; tests fire by hand with their clock).
+    let scheduleFiring: ScheduleFiring
     /// Where devices download firmware from (and users reach the API).
     public let publicAddress: PublicAddress
     let logger: Logger
 
     /// - Parameter bus: how this node talks to the others; an in-process bus by default (one
     ///   node). Nodes sharing PostgreSQL use ``PostgresClusterBus``.
+    /// - Parameter clock: the scheduler's time.
     public init(
         configuration: CloudConfiguration,
         database: any SQLDatabase,
         bus: (any ClusterBus)? = nil,
         sender: (any MessageSender)? = nil,
         metrics: CloudMetrics = CloudMetrics(),
+        clock: any WallClock = SystemWallClock(),
         logger: Logger
     ) {
         self.configuration = configuration
@@ -68,6 +73,11 @@ public struct CloudNode: Sendable {
             maximumQueueSeconds: configuration.gateway?.maximumQueueSeconds ?? GatewayConfiguration().maximumQueueSeconds, metrics: metrics
         )
         rrpc = RRPCService(database: database, bus: bus, history: history, logger: logger)
+        let maximumQueueSeconds = configuration.gateway?.maximumQueueSeconds ?? GatewayConfiguration().maximumQueueSeconds
+        schedules = ScheduleService(
+            database: database, bus: bus, catalogue: catalogue, clock: clock, configuration: configuration.scheduler, maximumQueueSeconds: maximumQueueSeconds)
+        scheduleFiring = ScheduleFiring(
+            database: database, bus: bus, catalogue: catalogue, clock: clock, configuration: configuration.scheduler, logger: logger)
         metricsListener = configuration.metricsAddress.map { MetricsListener(host: $0.host, port: $0.port, metrics: metrics, logger: logger) }
         gateway = configuration.gateway.map { gateway in
             DeviceGateway(
@@ -106,9 +116,10 @@ public struct CloudNode: Sendable {
         SharingRoutes(accounts: accounts, sharing: sharing).register(on: documented)
         MessageRoutes(accounts: accounts, messages: MessageCentre(database: database, bus: bus)).register(on: documented)
         HomeRoutes(accounts: accounts, homes: HomeService(database: database, bus: bus)).register(on: documented)
+        ScheduleRoutes(accounts: accounts, schedules: schedules).register(on: documented)
         FirmwareRoutes(catalogue: FirmwareCatalogue(database: database), downloads: FirmwareDownloads(database: database)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
-        var services: [any Service] = [bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger)]
+        var services: [any Service] = [bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger), scheduleFiring]
         if let gateway { services.append(gateway) }
         if let metricsListener { services.append(metricsListener) }
         let accounts = self.accounts, control = self.control, history = self.history, hub = self.hub, logger = self.logger

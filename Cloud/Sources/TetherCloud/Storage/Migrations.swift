@@ -25,6 +25,7 @@ public enum Migrations {
         Migration(version: 13, name: "homes, rooms and members", statements: Schema.version13),
         Migration(version: 14, name: "Tuya local keys", statements: Schema.version14),
         Migration(version: 15, name: "pairing tokens", statements: Schema.version15),
+        Migration(version: 16, name: "schedules and their runs", statements: Schema.version16),
     ]
 
     /// The newest schema version this build knows.

@@ -47,11 +47,12 @@ struct CloudHarness: Sendable {
         _ engine: TestEngine,
         policy: AccountPolicy = testPolicy,
         gateway: GatewayConfiguration? = nil,
+        clock: (any WallClock)? = nil,
         configure: @Sendable (inout CloudConfiguration) -> Void = { _ in },
         _ body: @Sendable (CloudHarness) async throws -> Result
     ) async throws -> Result {
         try await engine.withDatabase { database in
-            try await serve(database: database, policy: policy, gateway: gateway, configure: configure, body)
+            try await serve(database: database, policy: policy, gateway: gateway, clock: clock, configure: configure, body)
         }
     }
 
@@ -61,6 +62,7 @@ struct CloudHarness: Sendable {
         gateway: GatewayConfiguration? = nil,
         bus: (any ClusterBus)? = nil,
         app existingApp: Administration.CreatedApp? = nil,
+        clock: (any WallClock)? = nil,
         configure: @Sendable (inout CloudConfiguration) -> Void = { _ in },
         _ body: @Sendable (CloudHarness) async throws -> Result
     ) async throws -> Result {
@@ -71,7 +73,8 @@ struct CloudHarness: Sendable {
         configuration.accounts = policy
         configuration.gateway = gateway
         configure(&configuration)
-        let node = CloudNode(configuration: configuration, database: database, bus: bus, logger: TestEngine.logger)
+        let node = CloudNode(
+            configuration: configuration, database: database, bus: bus, clock: clock ?? SystemWallClock(), logger: TestEngine.logger)
         let application = node.makeApplication()
         return try await application.test(.live) { client in
             let document = try await client.execute(uri: "/openapi.json", method: .get)

@@ -59,8 +59,25 @@ enum CloudSchemas {
                 "sent_at": ["type": "integer", "format": "int64", "nullable": true],
                 "queue_until": ["type": "integer", "format": "int64", "nullable": true],
                 "attrs": JSONSchema.empty, "raw": JSONSchema.string, "service": JSONSchema.string, "params": JSONSchema.empty, "output": JSONSchema.empty,
-                "upgrade": JSONSchema.ref("FirmwareUpgrade"),
-            ], required: ["id", "did", "kind", "state", "code", "message", "created_at", "updated_at", "sent_at", "queue_until"]),
+                "upgrade": JSONSchema.ref("FirmwareUpgrade"), "source": ["type": "string", "enum": ["app", "scheduler"]],
+            ], required: ["id", "did", "kind", "state", "code", "message", "created_at", "updated_at", "sent_at", "queue_until", "source"]),
+        "Schedule": JSONSchema.object(
+            [
+                "id": JSONSchema.string, "product_key": JSONSchema.string, "did": JSONSchema.string, "group_id": JSONSchema.string,
+                "scene_id": JSONSchema.string, "date": JSONSchema.string, "time": JSONSchema.string, "repeat": JSONSchema.string,
+                "days": JSONSchema.array(JSONSchema.string), "start_date": JSONSchema.string, "end_date": JSONSchema.string,
+                "enabled": JSONSchema.boolean, "remark": JSONSchema.string, "tz": JSONSchema.string, "queue_ttl": JSONSchema.integer,
+                "attrs": JSONSchema.empty, "raw": JSONSchema.string, "binary_coding": ["type": "string", "enum": ["hex", "base64"]],
+                "created_at": JSONSchema.integer, "updated_at": JSONSchema.integer,
+                "next_run": ["type": "integer", "format": "int64", "nullable": true],
+            ], required: ["id", "product_key", "time", "repeat", "enabled", "remark", "tz", "created_at", "updated_at", "next_run"]),
+        "ScheduleRun": JSONSchema.object(
+            [
+                "id": JSONSchema.integer, "schedule_id": JSONSchema.string, "planned_at": JSONSchema.integer,
+                "fired_at": ["type": "integer", "format": "int64", "nullable": true],
+                "command_id": ["type": "integer", "format": "int64", "nullable": true], "state": JSONSchema.string,
+                "error_code": ["type": "integer", "format": "int64", "nullable": true], "message": JSONSchema.string,
+            ], required: ["id", "schedule_id", "planned_at", "fired_at", "command_id", "state", "error_code", "message"]),
         "FirmwareUpgrade": JSONSchema.object(
             [
                 "command_id": JSONSchema.integer, "did": JSONSchema.string,

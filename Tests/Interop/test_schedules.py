@@ -1,0 +1,94 @@
+"""Schedules end to end with every part a process on loopback: `tether schedule` (the SDK in the
+CLI) writes a schedule to `tether-cloud serve`, whose scheduler fires it on the real clock
+through the gateway to a device of `tether-agent simulate`; the run is in the schedule's log and
+the device reports the value. Bad fields are refused before anything is sent."""
+import datetime
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import BIN, ROOT
+from test_sdk_e2e import Stack
+
+PASSWORD = "sched-Passw0rd"
+
+
+@pytest.fixture
+def stack():
+    with tempfile.TemporaryDirectory() as directory:
+        stack = Stack(directory)
+        try:
+            yield stack
+        finally:
+            if stack.cloud.poll() is None:
+                stack.stop_cloud()
+
+
+def test_schedule_fires_on_the_device(stack):
+    app = stack.admin("app", "create", "--name", "sched")
+    product = stack.admin("product", "create", "--name", "Pet house", "--datapoints", os.path.join(ROOT, "products", "pet-house.json"))
+    lamp = stack.admin("device", "create", "--product", product["productKey"], "--name", "sched-1", "--mac", "02:5c:ed:00:00:01")
+    credentials = os.path.join(stack.directory, "credentials.json")
+    with open(credentials, "w") as file:
+        json.dump([lamp], file)
+    agent = subprocess.Popen(
+        [os.path.join(BIN, "tether-agent"), "simulate", "--product", os.path.join(ROOT, "products", "pet-house.json"),
+         "--no-lan", "--interval", "0", "--cloud", f"127.0.0.1:{stack.mqtt_port}", "--credentials", credentials],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        alice = os.path.join(stack.directory, "alice")
+        stack.tether(alice, "register", "--cloud", f"http://127.0.0.1:{stack.http_port}", "--app-id", app["appId"], "--username", "alice",
+                     "--password", PASSWORD)
+        stack.tether(alice, "bind", "--did", lamp["did"], "--passcode", lamp["passcode"])
+
+        # Refused by the same codec the cloud reads, naming the option.
+        bad = stack.tether(alice, "schedule", "create", "--did", lamp["did"], "--time", "07:00", "--weekly", "mon", "--tz", "Mars/Olympus",
+                           "--set", "Motor_Speed=3", check=False)
+        assert bad.returncode != 0 and "--tz" in bad.stderr
+        refused = stack.tether(alice, "schedule", "create", "--did", lamp["did"], "--time", "07:00", "--weekly", "mon", "--set", "Motor_Speed=99",
+                               check=False)
+        assert refused.returncode != 0 and "9025" in refused.stderr, refused.stderr
+
+        # Once, at the next whole minute (two if this one is nearly over), in UTC.
+        now = datetime.datetime.now(datetime.timezone.utc)
+        when = (now + datetime.timedelta(minutes=2 if now.second > 50 else 1)).replace(second=0, microsecond=0)
+        created = json.loads(stack.tether(
+            alice, "schedule", "create", "--did", lamp["did"], "--time", when.strftime("%H:%M"), "--date", when.strftime("%Y-%m-%d"),
+            "--set", "Motor_Speed=3", "--remark", "interop", "--json").stdout)
+        assert created["next_run"] == int(when.timestamp()) and created["repeat"] == "none" and created["attrs"] == {"Motor_Speed": 3}
+        listed = json.loads(stack.tether(alice, "schedule", "list", "--did", lamp["did"], "--json").stdout)
+        assert [entry["id"] for entry in listed] == [created["id"]]
+        weekly = json.loads(stack.tether(
+            alice, "schedule", "create", "--did", lamp["did"], "--time", "06:30", "--weekly", "sat,sun", "--tz", "Europe/Berlin",
+            "--set", "LED_OnOff=true", "--json").stdout)
+        assert weekly["tz"] == "Europe/Berlin" and weekly["next_run"] > time.time()
+        assert json.loads(stack.tether(alice, "schedule", "disable", weekly["id"], "--json").stdout)["next_run"] is None
+        assert json.loads(stack.tether(alice, "schedule", "enable", weekly["id"], "--json").stdout)["next_run"] == weekly["next_run"]
+
+        # The cloud fires it on its own clock; the device answers and reports.
+        deadline = time.time() + 90
+        runs = []
+        while time.time() < deadline:
+            runs = json.loads(stack.tether(alice, "schedule", "logs", created["id"], "--json").stdout)
+            if runs and runs[0]["state"] in ("acknowledged", "applied"):
+                break
+            time.sleep(1)
+        assert len(runs) == 1, runs
+        run = runs[0]
+        assert run["state"] in ("acknowledged", "applied") and run["planned_at"] == int(when.timestamp()) * 1000
+        assert 0 <= run["fired_at"] - run["planned_at"] < 5_000
+        status = json.loads(stack.tether(alice, "status", lamp["did"], "--json").stdout)
+        assert status["data"]["Motor_Speed"] == 3
+        assert json.loads(stack.tether(alice, "schedule", "show", created["id"], "--json").stdout)["next_run"] is None
+
+        stack.tether(alice, "schedule", "delete", created["id"])
+        gone = stack.tether(alice, "schedule", "show", created["id"], check=False)
+        assert gone.returncode != 0 and "9030" in gone.stderr
+    finally:
+        agent.terminate()
+        agent.wait(timeout=10)
