@@ -123,7 +123,7 @@ public struct ScheduleFieldsBody: Sendable, Hashable {
     }
 
     private static func repetition(_ reader: BodyReader) throws(CloudBodyError) -> ScheduleRepeat {
-        let name = Self.trimmed(try reader.optionalString("repeat") ?? "none")
+        let name = Self.trimmed(try reader.optionalString("repeat") ?? "none").lowercased()
         switch name {
         case "none", "":
             guard let date = try date(reader, "date") else { throw CloudBodyError(field: "date", "is required for a one-time schedule") }
@@ -147,7 +147,7 @@ public struct ScheduleFieldsBody: Sendable, Hashable {
         default:
             var days = Set<ScheduleWeekday>()
             for part in name.split(separator: ",") {
-                guard let day = ScheduleWeekday(rawValue: Self.trimmed(part).lowercased()) else {
+                guard let day = ScheduleWeekday(rawValue: Self.trimmed(part)) else {
                     throw CloudBodyError(field: "repeat", "must be none, day, or days of the week such as mon,wed (not \(part))")
                 }
                 days.insert(day)

@@ -201,7 +201,8 @@ public struct ScheduleRecurrence: Sendable, Hashable {
         var day = today.dayNumber - 1
         if case .once(let date) = repetition { day = max(day, date.dayNumber) }
         if let startDate { day = max(day, startDate.dayNumber) }
-        var last = today.dayNumber + Self.horizonDays
+        // From the first day that may run: a start far ahead is still found.
+        var last = day + Self.horizonDays
         if case .once(let date) = repetition { last = min(last, date.dayNumber) }
         if let endDate { last = min(last, endDate.dayNumber) }
         while day <= last {

@@ -95,6 +95,47 @@ struct ScheduleCalendarTests {
         #expect(window.nextRun(after: Self.utc(2027, 1, 1)) == nil)
     }
 
+    @Test("every day's run falls on that day at its wall-clock time, or just after it where the clocks skip it, in zones with odd changes")
+    func wallClockProperty() throws {
+        let zones = ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "America/Santiago", "Asia/Kolkata", "Pacific/Auckland"]
+        let everyDay = ScheduleRepeat.weekly(Set(ScheduleWeekday.allCases))
+        for name in zones {
+            let zone = try #require(ScheduleZone(identifier: name))
+            for (hour, minute) in [(0, 0), (0, 30), (1, 30), (2, 0), (2, 15), (2, 30), (3, 0), (23, 59)] {
+                let time = try #require(ScheduleTime(hour: hour, minute: minute))
+                let recurrence = ScheduleRecurrence(repetition: everyDay, time: time, zone: zone)
+                var previous: ScheduleDate?
+                for run in Self.runs(recurrence, after: Self.utc(2027, 1, 1), count: 370) {
+                    let date = try #require(zone.date(at: run))
+                    if let previous { #expect(date.dayNumber == previous.dayNumber + 1, "\(name) \(time): a day skipped or repeated at \(date)") }
+                    previous = date
+                    let local = run + zone.offset(at: run)
+                    let secondsIntoDay = ((local % 86_400) + 86_400) % 86_400
+                    let wanted = Int64(hour * 3600 + minute * 60)
+                    // Equal, or moved forward by a change of the clocks that day (at most two hours).
+                    let moved = secondsIntoDay - wanted
+                    #expect(moved == 0 || (moved > 0 && moved <= 7200 && zone.offset(at: run) != zone.offset(at: run - 86_400)), "\(name) \(time) on \(date)")
+                }
+            }
+        }
+        // Lord Howe moves by half an hour: 02:15 on 3 October 2027 does not exist (02:00 → 02:30).
+        let lordHowe = try #require(ScheduleZone(identifier: "Australia/Lord_Howe"))
+        #expect(lordHowe.instant(localSeconds: Self.utc(2027, 10, 3, 2, 15)) == Self.utc(2027, 10, 2, 15, 45))
+    }
+
+    @Test("a start or a one-time date years ahead is found; repeat is read in any case")
+    func farAheadAndCase() throws {
+        let seven = ScheduleTime(hour: 7, minute: 0)!
+        let far = ScheduleRecurrence(repetition: .weekly([.mon]), time: seven, startDate: ScheduleDate(year: 2031, month: 1, day: 1))
+        #expect(far.nextRun(after: Self.utc(2027, 1, 1)) == Self.utc(2031, 1, 6, 7))
+        let once = ScheduleRecurrence(repetition: .once(ScheduleDate(year: 2030, month: 5, day: 5)!), time: seven)
+        #expect(once.nextRun(after: Self.utc(2027, 1, 1)) == Self.utc(2030, 5, 5, 7))
+        let fields = try ScheduleFieldsBody(json: ["did": "d", "time": "07:00", "repeat": "MON,Fri", "attrs": ["a": 1]])
+        #expect(fields.recurrence.repetition == .weekly([.mon, .fri]))
+        #expect(try ScheduleFieldsBody(json: ["did": "d", "time": "07:00", "repeat": "None", "date": "2030-01-01", "attrs": ["a": 1]]).recurrence.repetition
+            == .once(ScheduleDate(year: 2030, month: 1, day: 1)!))
+    }
+
     @Test("schedule bodies read back as written, in both raw codings; bad fields name themselves")
     func bodies() throws {
         let fields = ScheduleFieldsBody(

@@ -256,25 +256,35 @@ struct ScheduleTests {
     func downtime(engine: TestEngine) async throws {
         let clock = ManualWallClock(unixSeconds: Self.utc(2027, 5, 3, 6))
         try await engine.withDatabase { database in
-            let (app, user, schedule) = try await CloudHarness.serve(database: database, gateway: CloudHarness.testGateway, clock: clock, configure: Self.handFired) {
+            let (app, user, schedules) = try await CloudHarness.serve(database: database, gateway: CloudHarness.testGateway, clock: clock, configure: Self.handFired) {
                 cloud in
                 let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
                 let schedule = try await Self.create(
                     cloud, user, did: device.did, ["time": "07:00", "repeat": "mon,tue,wed,thu,fri,sat,sun", "attrs": ["LightSwitch": true], "queue_ttl": 60])
-                return (cloud.app, user, schedule)
+                // Without queue_ttl: a late run still waits for the device within the grace period.
+                let late = try await Self.create(cloud, user, did: device.did, ["time": "07:00", "repeat": "mon,tue,wed,thu,fri,sat,sun", "attrs": ["LightSwitch": true]])
+                return (cloud.app, user, [schedule, late])
             }
+            let (schedule, late) = (schedules[0], schedules[1])
             // The cloud was down over 07:00 and comes back two minutes later: its scheduler fires
             // the run as it starts, once.
             clock.set(unixSeconds: Self.utc(2027, 5, 3, 7, 2))
             try await CloudHarness.serve(database: database, gateway: CloudHarness.testGateway, app: app, clock: clock, configure: Self.handFired) { cloud in
-                try await GatewayFixtures.waitUntil("the run fired at start") { try await Self.runs(cloud, user, schedule.id).count == 1 }
+                try await GatewayFixtures.waitUntil("the runs fired at start") {
+                    let (first, second) = (try await Self.runs(cloud, user, schedule.id).count, try await Self.runs(cloud, user, late.id).count)
+                    return first == 1 && second == 1
+                }
                 #expect(try await cloud.node.scheduleFiring.fireDue() == .init())
                 #expect(try await Self.runs(cloud, user, schedule.id).first?.state == "queued")
+                #expect(try await Self.runs(cloud, user, late.id).first?.state == "queued")
             }
             // Down for three days: two runs are long past, the third is a minute late.
             clock.set(unixSeconds: Self.utc(2027, 5, 6, 7, 1))
             try await CloudHarness.serve(database: database, gateway: CloudHarness.testGateway, app: app, clock: clock, configure: Self.handFired) { cloud in
-                try await GatewayFixtures.waitUntil("the runs since were handled at start") { try await Self.runs(cloud, user, schedule.id).count == 4 }
+                try await GatewayFixtures.waitUntil("the runs since were handled at start") {
+                    let (first, second) = (try await Self.runs(cloud, user, schedule.id).count, try await Self.runs(cloud, user, late.id).count)
+                    return first == 4 && second == 4
+                }
                 #expect(try await cloud.node.scheduleFiring.fireDue() == .init())
                 let runs = try await Self.runs(cloud, user, schedule.id)
                 #expect(runs.map(\.plannedAt) == [6, 5, 4, 3].map { Self.utc(2027, 5, $0, 7) * 1000 })
@@ -282,6 +292,64 @@ struct ScheduleTests {
                 #expect(runs[1].firedAt == nil && runs[1].commandID == nil && runs[0].commandID != nil)
                 #expect(try await cloud.call(.get, "/app/common_scheduler/\(schedule.id)", token: user.token)["next_run"] == .int(Self.utc(2027, 5, 7, 7)))
             }
+        }
+    }
+
+    @Test("a schedule that cannot be read is logged and set aside without holding the others up; a disabled user's runs are refused", arguments: TestEngine.allCases)
+    func poisonAndDisabledUser(engine: TestEngine) async throws {
+        let clock = ManualWallClock(unixSeconds: Self.utc(2027, 3, 20, 12))
+        try await CloudHarness.run(engine, gateway: CloudHarness.testGateway, clock: clock, configure: Self.handFired) { cloud in
+            let (product, device, user) = try await GatewayFixtures.boundLamp(cloud)
+            let body: JSONValue = ["time": "13:00", "repeat": "sat", "attrs": ["LightSwitch": true], "queue_ttl": 60]
+            let broken = try await Self.create(cloud, user, did: device.did, body)
+            let sound = try await Self.create(cloud, user, did: device.did, body)
+            // Fields this build cannot read (a zone a node's database dropped, say).
+            try await cloud.database.query("UPDATE schedules SET body = $2 WHERE id = $1", .text(broken.id), .text("{\"time\":\"13:00\",\"tz\":\"Gone/Zone\"}"))
+            clock.set(unixSeconds: Self.utc(2027, 3, 20, 13))
+            #expect(try await cloud.node.scheduleFiring.fireDue() == .init(fired: 1, refused: 1))
+            let brokenRuns = try await ScheduleStore(cloud.database).runs(scheduleID: broken.id, limit: 10, skip: 0)
+            #expect(brokenRuns.count == 1 && brokenRuns.first?.state == "refused" && brokenRuns.first?.errorCode == 9008)
+            #expect(try await cloud.database.first("SELECT next_run_ms FROM schedules WHERE id = $1", .text(broken.id))?.optionalInt("next_run_ms") == nil)
+            #expect(try await Self.runs(cloud, user, sound.id).first?.state == "queued")
+
+            // A user an operator disabled controls nothing through schedules either.
+            let other = try await GatewayFixtures.device(cloud, product: product)
+            let disabled = try await GatewayFixtures.user(cloud, boundTo: [other])
+            let theirs = try await Self.create(cloud, disabled, did: other.did, body)
+            #expect(try await UserStore(cloud.database).setDisabled(uid: disabled.uid, true, now: Clock.unixNow()))
+            clock.set(unixSeconds: Self.utc(2027, 3, 27, 13))
+            #expect(try await cloud.node.scheduleFiring.fireDue() == .init(fired: 1, refused: 1))
+            let refused = try await ScheduleStore(cloud.database).runs(scheduleID: theirs.id, limit: 10, skip: 0)
+            #expect(refused.first?.state == "refused" && refused.first?.errorCode == 9026)
+        }
+    }
+
+    @Test("a one-time schedule that ran can still be disabled or moved; an edit never brings back a run already logged", arguments: TestEngine.allCases)
+    func editsAfterRuns(engine: TestEngine) async throws {
+        let clock = ManualWallClock(unixSeconds: Self.utc(2027, 3, 20, 12))
+        try await CloudHarness.run(engine, gateway: CloudHarness.testGateway, clock: clock, configure: Self.handFired) { cloud in
+            let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
+            let once = try await Self.create(cloud, user, did: device.did, ["time": "13:00", "date": "2027-03-20", "attrs": ["LightSwitch": true], "queue_ttl": 60])
+            clock.set(unixSeconds: Self.utc(2027, 3, 20, 13))
+            #expect(try await cloud.node.scheduleFiring.fireDue() == .init(fired: 1))
+            let path = "/app/devices/\(device.did)/scheduler/\(once.id)"
+            let disabled = try await cloud.call(
+                .put, path, token: user.token, json: ["time": "13:00", "date": "2027-03-20", "attrs": ["LightSwitch": true], "enabled": false])
+            #expect(disabled.status == .ok && disabled["next_run"] == .null, "\(disabled.text)")
+            // Enabled again with the time it already ran at: nothing is left to run.
+            let again = try await cloud.call(.put, path, token: user.token, json: ["time": "13:00", "date": "2027-03-20", "attrs": ["LightSwitch": true]])
+            #expect(again.errorCode == 9015)
+            // The clock of the node that takes the edit is behind the one that fired: still not again.
+            let weekly = try await Self.create(cloud, user, did: device.did, ["time": "13:00", "repeat": "sat", "attrs": ["LightSwitch": true], "queue_ttl": 60])
+            clock.set(unixSeconds: Self.utc(2027, 3, 27, 13))
+            #expect(try await cloud.node.scheduleFiring.fireDue() == .init(fired: 1))
+            clock.set(unixSeconds: Self.utc(2027, 3, 27, 12, 59))
+            let edited = try await cloud.call(
+                .put, "/app/common_scheduler/\(weekly.id)", token: user.token,
+                json: ["did": .string(device.did), "time": "13:00", "repeat": "SAT", "attrs": ["LightSwitch": false], "queue_ttl": 60])
+            #expect(edited["next_run"] == .int(Self.utc(2027, 4, 3, 13)), "\(edited.text)")
+            clock.set(unixSeconds: Self.utc(2027, 3, 27, 13, 1))
+            #expect(try await cloud.node.scheduleFiring.fireDue() == .init())
         }
     }
 

@@ -67,50 +67,54 @@ struct ScheduleFiring: Service {
     private struct Batch: Sendable {
         var report = Report()
         var commands: [CommandRecord] = []
+        var missingModels: Set<String> = []
     }
 
     private func fireBatch(nowMs now: Int64) async throws -> (Report, Int) {
         let limit = configuration.batchSize
-        // Models are read first: the transaction must not wait on another connection (SQLite
-        // has one, and it holds it).
         let keys = try await ScheduleStore(database).dueProductKeys(nowMs: now, limit: limit)
         // Nothing due, the usual case: no transaction, no connection held.
         if keys.isEmpty { return (Report(), 0) }
+        // Models are read first: the transaction must not wait on another connection (SQLite
+        // has one, and it holds it). A row locked below whose model is not here (another node
+        // took the rows these keys came from) waits for the next look, unfired.
         var models: [String: ThingModel] = [:]
         for key in keys where !key.isEmpty {
-            models[key] = try? await catalogue.model(key)
+            if let model = try? await catalogue.model(key) { models[key] = model }
         }
-        let graceMs = configuration.graceSeconds * 1000
+        let graceMs = min(max(configuration.graceSeconds, 0), 3600) * 1000
         let (batch, count) = try await database.transaction { [models] transaction in
             let store = ScheduleStore(transaction)
             let due = try await store.lockDue(nowMs: now, limit: limit)
             var batch = Batch()
-            for schedule in due {
-                var planned = schedule.nextRunMs
-                // A schedule repeats at most daily: a bound keeps a broken clock from spinning.
-                var steps = 0
-                while let at = planned, at <= now, steps < 1_000 {
-                    steps += 1
-                    if now - at > graceMs {
-                        try await store.logRun(scheduleID: schedule.id, plannedMs: at, firedMs: now, .missed)
-                        batch.report.missed += 1
-                    } else {
-                        let outcome = try await fire(schedule, nowMs: now, models: models, on: transaction)
-                        switch outcome {
-                        case .fired(let command):
-                            batch.commands.append(command)
-                            batch.report.fired += 1
-                            try await store.logRun(scheduleID: schedule.id, plannedMs: at, firedMs: now, .fired(commandID: command.id))
-                        case .refused(let error):
-                            batch.report.refused += 1
-                            try await store.logRun(
-                                scheduleID: schedule.id, plannedMs: at, firedMs: now,
-                                .refused(code: error.code, message: error.detail.isEmpty ? error.message : error.detail))
-                        }
+            for entry in due {
+                switch entry {
+                case .unreadable(let id, let nextRunMs, let reason):
+                    // Logged and set aside, so that it does not hold the others up.
+                    try await store.logRun(scheduleID: id, plannedMs: nextRunMs, firedMs: now, .refused(code: CloudError.serverError.code, message: reason))
+                    try await store.advance(id: id, nextRunMs: nil)
+                    batch.report.refused += 1
+                case .schedule(let schedule):
+                    if schedule.fields.target.did != nil, models[schedule.productKey] == nil, let next = schedule.nextRunMs, now - next <= graceMs {
+                        batch.missingModels.insert(schedule.productKey)
+                        continue
                     }
-                    planned = schedule.fields.recurrence.nextRun(after: at / 1000).map { $0 * 1000 }
+                    // One schedule's failure is its own: rolled back to here, logged, passed over.
+                    try await transaction.query("SAVEPOINT schedule_run")
+                    do {
+                        try await runs(of: schedule, nowMs: now, graceMs: graceMs, models: models, store: store, on: transaction, into: &batch)
+                        try await transaction.query("RELEASE SAVEPOINT schedule_run")
+                    } catch {
+                        try await transaction.query("ROLLBACK TO SAVEPOINT schedule_run")
+                        logger.warning("a schedule could not be fired", metadata: ["schedule": "\(schedule.id)", "error": "\(error)"])
+                        let planned = schedule.nextRunMs ?? now
+                        try await store.logRun(
+                            scheduleID: schedule.id, plannedMs: planned, firedMs: now,
+                            .refused(code: CloudError.serverError.code, message: "the run could not be fired"))
+                        try await store.advance(id: schedule.id, nextRunMs: schedule.fields.recurrence.nextRun(after: planned / 1000).map { $0 * 1000 })
+                        batch.report.refused += 1
+                    }
                 }
-                try await store.advance(id: schedule.id, nextRunMs: planned)
             }
             return (batch, due.count)
         }
@@ -118,11 +122,45 @@ struct ScheduleFiring: Service {
             await bus.publish(.command(command.update))
             await bus.publish(.deliver(commandID: command.id, did: command.did))
         }
+        for key in batch.missingModels where !key.isEmpty { _ = try? await catalogue.model(key) }
         if count > 0 {
             logger.debug(
                 "schedules fired", metadata: ["fired": "\(batch.report.fired)", "refused": "\(batch.report.refused)", "missed": "\(batch.report.missed)"])
         }
-        return (batch.report, count)
+        // Rows waiting for their model do not count as taken: the next look fires them.
+        return (batch.report, batch.missingModels.isEmpty ? count : 0)
+    }
+
+    /// Every run of `schedule` due by `now`: each claimed in the log first (a run logged already
+    /// is not fired again), then fired or logged missed; the schedule then waits for its next run.
+    private func runs(
+        of schedule: ScheduleStore.Record, nowMs now: Int64, graceMs: Int64, models: [String: ThingModel], store: ScheduleStore,
+        on transaction: any SQLExecutor, into batch: inout Batch
+    ) async throws {
+        var planned = schedule.nextRunMs
+        // A schedule repeats at most daily: a bound keeps a broken clock from spinning.
+        var steps = 0
+        while let at = planned, at <= now, steps < 1_000 {
+            steps += 1
+            if now - at > graceMs {
+                try await store.logRun(scheduleID: schedule.id, plannedMs: at, firedMs: now, .missed)
+                batch.report.missed += 1
+            } else if let run = try await store.claimRun(scheduleID: schedule.id, plannedMs: at, firedMs: now) {
+                // Late (the cloud was starting): an offline device may yet come back within the grace period.
+                let lateQueueMs = now - at > 5_000 ? at + graceMs - now : 0
+                switch try await fire(schedule, lateQueueMs: lateQueueMs, models: models, on: transaction) {
+                case .fired(let command):
+                    batch.commands.append(command)
+                    batch.report.fired += 1
+                    try await store.settleRun(run, .fired(commandID: command.id))
+                case .refused(let error):
+                    batch.report.refused += 1
+                    try await store.settleRun(run, .refused(code: error.code, message: error.detail.isEmpty ? error.message : error.detail))
+                }
+            }
+            planned = schedule.fields.recurrence.nextRun(after: at / 1000).map { $0 * 1000 }
+        }
+        try await store.advance(id: schedule.id, nextRunMs: planned)
     }
 
     private enum Outcome {
@@ -131,14 +169,18 @@ struct ScheduleFiring: Service {
     }
 
     /// One run of a device's schedule, on the firing's transaction: the checks of an app's
-    /// write, then the ledger entry.
+    /// write (and its user's account), then the ledger entry. A run that fires late may wait
+    /// `lateQueueMs` for an offline device, as one with `queue_ttl` waits that long.
     private func fire(
-        _ schedule: ScheduleStore.Record, nowMs: Int64, models: [String: ThingModel], on transaction: any SQLExecutor
+        _ schedule: ScheduleStore.Record, lateQueueMs: Int64, models: [String: ThingModel], on transaction: any SQLExecutor
     ) async throws
         -> Outcome
     {
         guard case .device(let did) = schedule.fields.target, let command = schedule.fields.command else {
             return .refused(CloudAPIError.formInvalid(detail: "only a device's schedules run on this cloud"))
+        }
+        guard try await !UserStore(transaction).isDisabled(uid: schedule.uid) else {
+            return .refused(CloudAPIError.userInvalid(detail: "the schedule's user is disabled"))
         }
         guard let device = try await BindingStore(transaction).device(boundBy: schedule.uid, did: did) else {
             return .refused(CloudAPIError.deviceNotBound())
@@ -154,13 +196,14 @@ struct ScheduleFiring: Service {
         } catch let error as CloudAPIError {
             return .refused(error)
         }
-        let queueSeconds = schedule.fields.queueSeconds
-        guard device.isOnline || queueSeconds > 0 else {
+        // The ledger's deadlines are on the system's clock, whatever the scheduler's reads.
+        let queueMs = schedule.fields.queueSeconds > 0 ? schedule.fields.queueSeconds * 1000 : lateQueueMs
+        guard device.isOnline || queueMs > 0 else {
             return .refused(CloudAPIError.deviceOffline(detail: "device \(did) was offline; set queue_ttl to have runs wait for it"))
         }
         let record = try await CommandLedger(database: database).insert(
-            did: did, uid: schedule.uid, appID: schedule.appID, kind: kind, body: body, state: queueSeconds > 0 ? .queued : .accepted,
-            queueUntilMs: queueSeconds > 0 ? Clock.unixMilliseconds() + queueSeconds * 1000 : nil, source: .scheduler, on: transaction)
+            did: did, uid: schedule.uid, appID: schedule.appID, kind: kind, body: body, state: queueMs > 0 ? .queued : .accepted,
+            queueUntilMs: queueMs > 0 ? Clock.unixMilliseconds() + queueMs : nil, source: .scheduler, on: transaction)
         return .fired(record)
     }
 }

@@ -46,13 +46,27 @@ struct ScheduleService: Sendable {
     /// Replaces a schedule's fields. `pathDid` is the per-device path's device: the schedule
     /// must be of that device.
     func update(_ user: AuthenticatedUser, id: String, pathDid: String?, _ fields: ScheduleFieldsBody) async throws -> ScheduleBody {
-        var record = try await find(user, id: id, pathDid: pathDid)
-        record.productKey = try await check(user, fields)
+        _ = try await find(user, id: id, pathDid: pathDid)
+        let productKey = try await check(user, fields)
         let now = clock.nowMs()
-        record.fields = fields
-        record.nextRunMs = try Self.nextRun(fields, afterMs: now)
-        record.updatedAt = now / 1000
-        guard try await ScheduleStore(database).update(record) else { throw CloudAPIError.schedulerNotFound(detail: "no schedule \(id) of yours") }
+        let limits = configuration
+        // Locked against a firing of the same schedule, and never back to a run already logged.
+        let record = try await database.transaction { transaction in
+            let store = ScheduleStore(transaction)
+            guard var record = try await store.lock(id: id, uid: user.uid) else { throw CloudAPIError.schedulerNotFound(detail: "no schedule \(id) of yours") }
+            if let did = fields.target.did, did != record.fields.target.did {
+                guard try await store.counts(uid: user.uid, did: did).device < limits.maximumPerDevice else {
+                    throw CloudAPIError.formInvalid(detail: "a device has at most \(limits.maximumPerDevice) of your schedules")
+                }
+            }
+            let after = max(now, try await store.lastPlanned(scheduleID: id) ?? now)
+            record.productKey = productKey
+            record.fields = fields
+            record.nextRunMs = try Self.nextRun(fields, afterMs: after)
+            record.updatedAt = now / 1000
+            guard try await store.update(record) else { throw CloudAPIError.schedulerNotFound(detail: "no schedule \(id) of yours") }
+            return record
+        }
         await bus.publish(.schedules(uid: user.uid, ScheduleChangeBody(id: id, change: .updated, did: fields.target.did)))
         return record.body
     }
@@ -119,13 +133,14 @@ struct ScheduleService: Sendable {
         }
     }
 
-    /// The first run after `afterMs` of an enabled schedule (nil for a disabled one); a
-    /// schedule that would never run is refused.
+    /// The first run after `afterMs` of an enabled schedule (nil for a disabled one, which may
+    /// have no run left); an enabled schedule that would never run is refused.
     static func nextRun(_ fields: ScheduleFieldsBody, afterMs: Int64) throws -> Int64? {
+        guard fields.enabled else { return nil }
         guard let next = fields.recurrence.nextRun(after: afterMs / 1000) else {
             throw CloudAPIError.formInvalid(detail: "the schedule never runs: \(never(fields.recurrence)) (in \(fields.recurrence.zone))")
         }
-        return fields.enabled ? next * 1000 : nil
+        return next * 1000
     }
 
     private static func never(_ recurrence: ScheduleRecurrence) -> String {

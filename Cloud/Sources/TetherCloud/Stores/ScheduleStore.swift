@@ -117,15 +117,40 @@ struct ScheduleStore: Sendable {
         ).map { row throws(StorageError) in try row.text("product_key") }
     }
 
+    /// A due schedule as locked for firing: readable, or not (fields this build cannot read, a
+    /// zone the node's database lacks), which must not stop the others.
+    enum Due: Sendable {
+        case schedule(Record)
+        case unreadable(id: String, nextRunMs: Int64, reason: String)
+    }
+
     /// Schedules due at `nowMs`, earliest first, locked for this transaction: on PostgreSQL,
     /// rows another node holds are skipped, so that every run is taken by one node. Call on a
     /// transaction.
-    func lockDue(nowMs: Int64, limit: Int) async throws(StorageError) -> [Record] {
+    func lockDue(nowMs: Int64, limit: Int) async throws(StorageError) -> [Due] {
         let lock = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
         return try await executor.query(
             "SELECT \(Self.columns) FROM schedules WHERE next_run_ms IS NOT NULL AND next_run_ms <= $1 ORDER BY next_run_ms LIMIT $2\(lock)",
             .int(nowMs), .int(Int64(limit))
-        ).map(Self.record)
+        ).map { row throws(StorageError) in
+            do throws(StorageError) {
+                return .schedule(try Self.record(row))
+            } catch {
+                return .unreadable(id: try row.text("id"), nextRunMs: try row.int("next_run_ms"), reason: error.message)
+            }
+        }
+    }
+
+    /// Locks one of the user's schedules for a change (on PostgreSQL; SQLite's transaction holds
+    /// the database), so that a firing and an edit do not interleave: call on a transaction.
+    func lock(id: String, uid: String) async throws(StorageError) -> Record? {
+        let lock = executor.dialect == .postgres ? " FOR UPDATE" : ""
+        return try await executor.first("SELECT \(Self.columns) FROM schedules WHERE id = $1 AND uid = $2\(lock)", .text(id), .text(uid)).map(Self.record)
+    }
+
+    /// The latest instant a run of the schedule was due (fired, refused or missed).
+    func lastPlanned(scheduleID: String) async throws(StorageError) -> Int64? {
+        try await executor.first("SELECT MAX(planned_ms) AS last FROM schedule_runs WHERE schedule_id = $1", .text(scheduleID))?.optionalInt("last")
     }
 
     func advance(id: String, nextRunMs: Int64?) async throws(StorageError) {
@@ -139,7 +164,33 @@ struct ScheduleStore: Sendable {
         case missed
     }
 
-    /// Logs a run. The (schedule, planned instant) pair is unique: logging it twice fails.
+    /// Claims a run: its log row, before anything is sent. Nil when the run is logged already
+    /// (the (schedule, planned instant) pair is unique): it is never fired twice.
+    func claimRun(scheduleID: String, plannedMs: Int64, firedMs: Int64) async throws(StorageError) -> Int64? {
+        try await executor.first(
+            """
+            INSERT INTO schedule_runs (schedule_id, planned_ms, fired_ms, state) VALUES ($1, $2, $3, 'fired')
+            ON CONFLICT (schedule_id, planned_ms) DO NOTHING RETURNING id
+            """,
+            .text(scheduleID), .int(plannedMs), .int(firedMs)
+        )?.int("id")
+    }
+
+    /// How a claimed run ended.
+    func settleRun(_ id: Int64, _ outcome: RunOutcome) async throws(StorageError) {
+        let (state, commandID, code, message): (String, SQLValue, SQLValue, String) =
+            switch outcome {
+            case .fired(let command): ("fired", .int(command), .null, "")
+            case .refused(let code, let message): ("refused", .null, .int(Int64(code)), message)
+            case .missed: ("missed", .null, .null, "the cloud was not running when it was due")
+            }
+        try await executor.query(
+            "UPDATE schedule_runs SET state = $2, command_id = $3, error_code = $4, message = $5 WHERE id = $1", .int(id), .text(state), commandID, code,
+            .text(message))
+    }
+
+    /// Logs a run that was not fired (missed, or a schedule that cannot be read), unless it is
+    /// logged already.
     func logRun(scheduleID: String, plannedMs: Int64, firedMs: Int64, _ outcome: RunOutcome) async throws(StorageError) {
         let (state, commandID, code, message): (String, SQLValue, SQLValue, String) =
             switch outcome {
@@ -151,7 +202,7 @@ struct ScheduleStore: Sendable {
         try await executor.query(
             """
             INSERT INTO schedule_runs (schedule_id, planned_ms, fired_ms, state, command_id, error_code, message)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (schedule_id, planned_ms) DO NOTHING
             """,
             .text(scheduleID), .int(plannedMs), fired, .text(state), commandID, code, .text(message))
     }

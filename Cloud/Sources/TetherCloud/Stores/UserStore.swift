@@ -148,6 +148,12 @@ struct UserStore: Sendable {
     }
 
     /// Disables or enables the account; false when there is none.
+    /// True for a user an operator disabled (and for no user at all).
+    func isDisabled(uid: String) async throws(StorageError) -> Bool {
+        guard let row = try await executor.first("SELECT is_disabled FROM users WHERE uid = $1", .text(uid)) else { return true }
+        return try row.bool("is_disabled")
+    }
+
     func setDisabled(uid: String, _ disabled: Bool, now: Int64) async throws(StorageError) -> Bool {
         let rows = try await executor.query(
             "UPDATE users SET is_disabled = $2, updated_at = $3 WHERE uid = $1 RETURNING uid", .text(uid), .bool(disabled), .int(now)
