@@ -110,6 +110,8 @@ extension CloudError {
     public static let pairingTokenUsed = CloudError(code: 9515, httpStatus: 409, message: "pairing token already used")
     /// Tether: the pairing token was issued for a device of another product.
     public static let pairingTokenForeign = CloudError(code: 9516, httpStatus: 403, message: "pairing token is for another product")
+    /// Tether: no such group, or not the user's (the reference has no code of its own for it).
+    public static let groupNotFound = CloudError(code: 9517, httpStatus: 404, message: "group not found")
     /// Tether: no such route, command or session.
     public static let notFound = CloudError(code: 9999, httpStatus: 404, message: "not found")
     /// Tether: the HTTP method is not served at this path.
@@ -129,7 +131,7 @@ extension CloudError {
         .downloadURLInvalid, .upgradeNotAllowed, .upgradeInProgress,
         .homeNotFound, .homeRoleInsufficient, .deviceInAnotherHome, .roomNotFound, .alreadyHomeMember, .homeOwnerCannotLeave,
         .onlyOwnerGetsLocalKey, .noTuyaLocalKey,
-        .pairingTokenUnknown, .pairingTokenExpired, .pairingTokenUsed, .pairingTokenForeign,
+        .pairingTokenUnknown, .pairingTokenExpired, .pairingTokenUsed, .pairingTokenForeign, .groupNotFound,
         .notFound,
     ]
 }

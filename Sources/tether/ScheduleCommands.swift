@@ -81,18 +81,7 @@ struct ScheduleCommand: AsyncParsableCommand {
             if let endDate { object["end_date"] = .string(endDate) }
             if let remark { object["remark"] = .string(remark) }
             if let raw { object["raw"] = .string(raw) }
-            if !assignments.isEmpty {
-                var attrs: JSONObject = [:]
-                for assignment in assignments {
-                    guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
-                        throw ValidationError("--set takes NAME=VALUE, not \(assignment)")
-                    }
-                    let text = String(assignment[assignment.index(after: equals)...])
-                    // Numbers and true/false as JSON; anything else (an enum's label) as text.
-                    attrs[String(assignment[..<equals])] = (try? JSONValue.parse(text)) ?? .string(text)
-                }
-                object["attrs"] = .object(attrs)
-            }
+            if !assignments.isEmpty { object["attrs"] = .object(try JSONAssignments.attrs(assignments)) }
             do throws(CloudBodyError) {
                 return try ScheduleFields(json: .object(object))
             } catch {

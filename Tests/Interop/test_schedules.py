@@ -1,4 +1,4 @@
-"""Schedules end to end with every part a process on loopback: `tether schedule` (the SDK in the
+"""Schedules and groups end to end with every part a process on loopback: `tether schedule` (the SDK in the
 CLI) writes a schedule to `tether-cloud serve`, whose scheduler fires it on the real clock
 through the gateway to a device of `tether-agent simulate`; the run is in the schedule's log and
 the device reports the value. Bad fields are refused before anything is sent."""
@@ -85,6 +85,18 @@ def test_schedule_fires_on_the_device(stack):
         status = json.loads(stack.tether(alice, "status", lamp["did"], "--json").stdout)
         assert status["data"]["Motor_Speed"] == 3
         assert json.loads(stack.tether(alice, "schedule", "show", created["id"], "--json").stdout)["next_run"] is None
+
+        # A group of the product, written to as one through the CLI.
+        group = json.loads(stack.tether(alice, "group", "create", "Pets", "--product-key", product["productKey"], "--json").stdout)
+        stack.tether(alice, "group", "add", group["id"], lamp["did"])
+        assert [d["did"] for d in json.loads(stack.tether(alice, "group", "devices", group["id"], "--json").stdout)] == [lamp["did"]]
+        results = json.loads(stack.tether(alice, "group", "write", group["id"], "Motor_Speed=4", "--json").stdout)
+        assert [(r["did"], r["result"]) for r in results] == [(lamp["did"], True)] and "command_id" in results[0]
+        deadline = time.time() + 15
+        while json.loads(stack.tether(alice, "status", lamp["did"], "--json").stdout)["data"]["Motor_Speed"] != 4:
+            assert time.time() < deadline, "the group's write did not reach the device"
+            time.sleep(0.5)
+        stack.tether(alice, "group", "delete", group["id"])
 
         stack.tether(alice, "schedule", "delete", created["id"])
         gone = stack.tether(alice, "schedule", "show", created["id"], check=False)

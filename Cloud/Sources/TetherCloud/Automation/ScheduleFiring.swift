@@ -145,7 +145,7 @@ struct ScheduleFiring: Service {
             if now - at > graceMs {
                 try await store.logRun(scheduleID: schedule.id, plannedMs: at, firedMs: now, .missed)
                 batch.report.missed += 1
-            } else if let run = try await store.claimRun(scheduleID: schedule.id, plannedMs: at, firedMs: now) {
+            } else if let run = try await store.claimRun(scheduleID: schedule.id, plannedMs: at, firedMs: clock.nowMs()) {
                 // Late (the cloud was starting): an offline device may yet come back within the grace period.
                 let lateQueueMs = now - at > 5_000 ? at + graceMs - now : 0
                 switch try await fire(schedule, lateQueueMs: lateQueueMs, models: models, on: transaction) {

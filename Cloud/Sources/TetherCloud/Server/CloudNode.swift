@@ -117,6 +117,7 @@ public struct CloudNode: Sendable {
         MessageRoutes(accounts: accounts, messages: MessageCentre(database: database, bus: bus)).register(on: documented)
         HomeRoutes(accounts: accounts, homes: HomeService(database: database, bus: bus)).register(on: documented)
         ScheduleRoutes(accounts: accounts, schedules: schedules).register(on: documented)
+        GroupRoutes(accounts: accounts, groups: GroupService(database: database, control: control)).register(on: documented)
         FirmwareRoutes(catalogue: FirmwareCatalogue(database: database), downloads: FirmwareDownloads(database: database)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
         var services: [any Service] = [bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger), scheduleFiring]

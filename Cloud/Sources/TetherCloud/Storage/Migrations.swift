@@ -26,6 +26,7 @@ public enum Migrations {
         Migration(version: 14, name: "Tuya local keys", statements: Schema.version14),
         Migration(version: 15, name: "pairing tokens", statements: Schema.version15),
         Migration(version: 16, name: "schedules and their runs", statements: Schema.version16),
+        Migration(version: 17, name: "groups of devices", statements: Schema.version17),
     ]
 
     /// The newest schema version this build knows.
