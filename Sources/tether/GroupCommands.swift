@@ -79,40 +79,39 @@ struct GroupCommand: AsyncParsableCommand {
         }
     }
 
-    static func report(_ change: DeviceGroupChange, json: Bool) {
-        if json { return printJSON(change.json(detail: true)) }
-        for did in change.success { printLine("\(did)  done") }
-        for failure in change.failed { printLine("\(failure.did)  failed: \(failure.errorCode) \(failure.message)") }
+    /// The arguments of `add` and `remove`: a group and devices.
+    struct Membership: ParsableArguments {
+        @OptionGroup var options: CloudClientOptions
+        @Argument(help: "The group's id.") var id: String
+        @Argument(help: "The devices' dids.") var dids: [String]
+        @Flag(help: "Print JSON.") var json = false
+
+        /// Runs the change; prints what it did, and fails when any device failed.
+        func change(_ body: @escaping @Sendable (DeviceGroups, String, [String]) async throws -> DeviceGroupChange) async throws {
+            let (id, dids) = (self.id, self.dids)
+            let change = try await options.withClient(lanDiscovery: false) { try await body($0.groups, id, dids) }
+            if json {
+                printJSON(change.json(detail: true))
+            } else {
+                for did in change.success { printLine("\(did)  done") }
+                for failure in change.failed { printLine("\(failure.did)  failed: \(failure.errorCode) \(failure.message)") }
+            }
+            if !change.failed.isEmpty { throw ExitCode(1) }
+        }
     }
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add devices you are bound to.")
-        @OptionGroup var options: CloudClientOptions
-        @Argument(help: "The group's id.") var id: String
-        @Argument(help: "The devices' dids.") var dids: [String]
-        @Flag(help: "Print JSON.") var json = false
+        @OptionGroup var membership: Membership
 
-        func run() async throws {
-            let (id, dids) = (self.id, self.dids)
-            let change = try await options.withClient(lanDiscovery: false) { try await $0.groups.add(dids, to: id) }
-            GroupCommand.report(change, json: json)
-            if !change.failed.isEmpty { throw ExitCode(1) }
-        }
+        func run() async throws { try await membership.change { groups, id, dids in try await groups.add(dids, to: id) } }
     }
 
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Take devices out of a group.")
-        @OptionGroup var options: CloudClientOptions
-        @Argument(help: "The group's id.") var id: String
-        @Argument(help: "The devices' dids.") var dids: [String]
-        @Flag(help: "Print JSON.") var json = false
+        @OptionGroup var membership: Membership
 
-        func run() async throws {
-            let (id, dids) = (self.id, self.dids)
-            let change = try await options.withClient(lanDiscovery: false) { try await $0.groups.remove(dids, from: id) }
-            GroupCommand.report(change, json: json)
-            if !change.failed.isEmpty { throw ExitCode(1) }
-        }
+        func run() async throws { try await membership.change { groups, id, dids in try await groups.remove(dids, from: id) } }
     }
 
     struct Write: AsyncParsableCommand {

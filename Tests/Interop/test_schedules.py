@@ -6,26 +6,12 @@ import datetime
 import json
 import os
 import subprocess
-import tempfile
 import time
 
-import pytest
-
 from conftest import BIN, ROOT
-from test_sdk_e2e import Stack
+from test_sdk_e2e import stack  # noqa: F401 (the fixture: a cloud on its own ports and database)
 
 PASSWORD = "sched-Passw0rd"
-
-
-@pytest.fixture
-def stack():
-    with tempfile.TemporaryDirectory() as directory:
-        stack = Stack(directory)
-        try:
-            yield stack
-        finally:
-            if stack.cloud.poll() is None:
-                stack.stop_cloud()
 
 
 def test_schedule_fires_on_the_device(stack):
