@@ -142,7 +142,7 @@ public struct CloudLink: Sendable {
                 }
                 device.lanGrants.replace(with: trusted)
                 return
-            } catch where error.code == .cloudRefused {
+            } catch  where error.code == .cloudRefused {
                 logger.info("no LAN grant keys from the cloud; passcodes keep logging in", metadata: ["error": "\(error)"])
                 return
             } catch {
