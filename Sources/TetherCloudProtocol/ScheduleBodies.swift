@@ -230,19 +230,6 @@ public struct ScheduleBody: Sendable, Hashable {
     }
 }
 
-/// `{"id": …}`: what creating or changing a schedule answers.
-public struct ScheduleIDBody: Sendable, Hashable {
-    public var id: String
-
-    public init(id: String) { self.id = id }
-
-    public init(json: JSONValue) throws(CloudBodyError) {
-        id = try BodyReader(json).text("id")
-    }
-
-    public var json: JSONValue { ["id": .string(id)] }
-}
-
 /// One run of a schedule (Tether: `GET …/scheduler/{id}/logs`): when it was due, when it fired,
 /// the command it put in the ledger, and its state: `missed` (the cloud was down past the grace
 /// period), `refused` (it could not be sent: ``errorCode`` says why — not bound, offline,

@@ -35,6 +35,10 @@ struct ScheduleCommand: AsyncParsableCommand {
         }
     }
 
+    static func show(_ schedule: Schedule, json: Bool) {
+        if json { printJSON(schedule.json) } else { describe(schedule) }
+    }
+
     /// `YYYY-MM-DD HH:MM` on the zone's wall clock.
     static func localTime(_ unixSeconds: Int64, in zone: ScheduleZone) -> String {
         let local = unixSeconds + zone.offset(at: unixSeconds)
@@ -120,7 +124,7 @@ struct ScheduleCommand: AsyncParsableCommand {
         func run() async throws {
             let fields = try schedule.fields()
             let created = try await options.withClient(lanDiscovery: false) { try await $0.schedules.create(fields) }
-            if json { printJSON(created.json) } else { ScheduleCommand.describe(created) }
+            ScheduleCommand.show(created, json: json)
         }
     }
 
@@ -133,7 +137,7 @@ struct ScheduleCommand: AsyncParsableCommand {
         func run() async throws {
             let id = self.id
             let schedule = try await options.withClient(lanDiscovery: false) { try await $0.schedules.schedule(id) }
-            if json { printJSON(schedule.json) } else { ScheduleCommand.describe(schedule) }
+            ScheduleCommand.show(schedule, json: json)
         }
     }
 
@@ -147,35 +151,39 @@ struct ScheduleCommand: AsyncParsableCommand {
         func run() async throws {
             let (id, fields) = (self.id, try schedule.fields())
             let updated = try await options.withClient(lanDiscovery: false) { try await $0.schedules.update(id, fields) }
-            if json { printJSON(updated.json) } else { ScheduleCommand.describe(updated) }
+            ScheduleCommand.show(updated, json: json)
+        }
+    }
+
+    /// The arguments of `enable` and `disable`.
+    struct Switch: ParsableArguments {
+        @OptionGroup var options: CloudClientOptions
+        @Argument(help: "The schedule's id.") var id: String
+        @Flag(help: "Print JSON.") var json = false
+
+        func set(enabled: Bool) async throws {
+            let id = self.id
+            let updated = try await options.withClient(lanDiscovery: false) { client in
+                var fields = try await client.schedules.schedule(id).fields
+                fields.enabled = enabled
+                return try await client.schedules.update(id, fields)
+            }
+            ScheduleCommand.show(updated, json: json)
         }
     }
 
     struct Enable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Let a schedule run again, from its next time.")
-        @OptionGroup var options: CloudClientOptions
-        @Argument(help: "The schedule's id.") var id: String
-        @Flag(help: "Print JSON.") var json = false
+        @OptionGroup var schedule: Switch
 
-        func run() async throws { try await ScheduleCommand.setEnabled(true, id: id, options: options, json: json) }
+        func run() async throws { try await schedule.set(enabled: true) }
     }
 
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop a schedule from running (it is kept).")
-        @OptionGroup var options: CloudClientOptions
-        @Argument(help: "The schedule's id.") var id: String
-        @Flag(help: "Print JSON.") var json = false
+        @OptionGroup var schedule: Switch
 
-        func run() async throws { try await ScheduleCommand.setEnabled(false, id: id, options: options, json: json) }
-    }
-
-    static func setEnabled(_ enabled: Bool, id: String, options: CloudClientOptions, json: Bool) async throws {
-        let updated = try await options.withClient(lanDiscovery: false) { client in
-            var fields = try await client.schedules.schedule(id).fields
-            fields.enabled = enabled
-            return try await client.schedules.update(id, fields)
-        }
-        if json { printJSON(updated.json) } else { describe(updated) }
+        func run() async throws { try await schedule.set(enabled: false) }
     }
 
     struct Delete: AsyncParsableCommand {

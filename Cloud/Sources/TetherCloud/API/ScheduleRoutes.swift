@@ -55,45 +55,7 @@ struct ScheduleRoutes<Context: RequestContext> {
             let fields = try await RequestForm.decode(request) { json throws(CloudBodyError) in try ScheduleFieldsBody(json: json, did: did) }
             return Response.json(try await schedules.create(user, fields).json, status: .created)
         }
-        router.on(
-            .init(
-                method: .get, path: "/app/devices/{did}/scheduler/{id}", summary: "Tether: one of your schedules of the device", tag: "schedules",
-                security: .appAndUser, success: .ok(JSONSchema.ref("Schedule")))
-        ) { request, context in
-            let user = try await accounts.authenticate(request)
-            let (did, id) = (try context.pathParameter("did"), try context.pathParameter("id"))
-            return Response.json(try await schedules.schedule(user, id: id, pathDid: did).json)
-        }
-        router.on(
-            .init(
-                method: .put, path: "/app/devices/{did}/scheduler/{id}", summary: "Replace one of your schedules of the device (its id stays)",
-                tag: "schedules", security: .appAndUser, body: Self.fieldsSchema, success: .ok(JSONSchema.ref("Schedule")))
-        ) { request, context in
-            let user = try await accounts.authenticate(request)
-            let (did, id) = (try context.pathParameter("did"), try context.pathParameter("id"))
-            let fields = try await RequestForm.decode(request) { json throws(CloudBodyError) in try ScheduleFieldsBody(json: json, did: did) }
-            return Response.json(try await schedules.update(user, id: id, pathDid: did, fields).json)
-        }
-        router.on(
-            .init(
-                method: .delete, path: "/app/devices/{did}/scheduler/{id}", summary: "Delete one of your schedules of the device, with its run log",
-                tag: "schedules", security: .appAndUser, success: .ok(JSONSchema.empty))
-        ) { request, context in
-            let user = try await accounts.authenticate(request)
-            let (did, id) = (try context.pathParameter("did"), try context.pathParameter("id"))
-            try await schedules.delete(user, id: id, pathDid: did)
-            return Response.json(.object([:]))
-        }
-        router.on(
-            .init(
-                method: .get, path: "/app/devices/{did}/scheduler/{id}/logs",
-                summary: "Tether: the schedule's runs, newest first (planned and fired times, the ledger's command and its state)", tag: "schedules",
-                security: .appAndUser, parameters: Self.page, success: .ok(JSONSchema.array(JSONSchema.ref("ScheduleRun"))))
-        ) { request, context in
-            let user = try await accounts.authenticate(request)
-            let (did, id) = (try context.pathParameter("did"), try context.pathParameter("id"))
-            return try await runs(request, user: user, id: id, pathDid: did)
-        }
+        registerOne(on: router, under: "/app/devices/{did}/scheduler", perDevice: true)
     }
 
     private func registerCommonScheduler(on router: DocumentedRouter<Context>) {
@@ -121,50 +83,55 @@ struct ScheduleRoutes<Context: RequestContext> {
             let fields = try await RequestForm.decode(request) { json throws(CloudBodyError) in try ScheduleFieldsBody(json: json) }
             return Response.json(try await schedules.create(user, fields).json, status: .created)
         }
+        registerOne(on: router, under: "/app/common_scheduler", perDevice: false)
+    }
+
+    /// One schedule under either path: read (Tether), replaced, deleted, and its run log
+    /// (Tether). Under the per-device path it must be a schedule of that device.
+    private func registerOne(on router: DocumentedRouter<Context>, under base: String, perDevice: Bool) {
+        let ofDevice = perDevice ? " of the device" : ""
+        @Sendable func pathDid(_ context: Context) throws -> String? { perDevice ? try context.pathParameter("did") : nil }
         router.on(
             .init(
-                method: .get, path: "/app/common_scheduler/{id}", summary: "Tether: one of your schedules", tag: "schedules", security: .appAndUser,
+                method: .get, path: base + "/{id}", summary: "Tether: one of your schedules" + ofDevice, tag: "schedules", security: .appAndUser,
                 success: .ok(JSONSchema.ref("Schedule")))
         ) { request, context in
             let user = try await accounts.authenticate(request)
-            let id = try context.pathParameter("id")
-            return Response.json(try await schedules.schedule(user, id: id, pathDid: nil).json)
+            let (did, id) = (try pathDid(context), try context.pathParameter("id"))
+            return Response.json(try await schedules.schedule(user, id: id, pathDid: did).json)
         }
         router.on(
             .init(
-                method: .put, path: "/app/common_scheduler/{id}", summary: "Replace one of your schedules (its id stays)", tag: "schedules",
+                method: .put, path: base + "/{id}", summary: "Replace one of your schedules\(ofDevice) (its id and run log stay)", tag: "schedules",
                 security: .appAndUser, body: Self.fieldsSchema, success: .ok(JSONSchema.ref("Schedule")))
         ) { request, context in
             let user = try await accounts.authenticate(request)
-            let id = try context.pathParameter("id")
-            let fields = try await RequestForm.decode(request) { json throws(CloudBodyError) in try ScheduleFieldsBody(json: json) }
-            return Response.json(try await schedules.update(user, id: id, pathDid: nil, fields).json)
+            let (did, id) = (try pathDid(context), try context.pathParameter("id"))
+            let fields = try await RequestForm.decode(request) { json throws(CloudBodyError) in try ScheduleFieldsBody(json: json, did: did) }
+            return Response.json(try await schedules.update(user, id: id, pathDid: did, fields).json)
         }
         router.on(
             .init(
-                method: .delete, path: "/app/common_scheduler/{id}", summary: "Delete one of your schedules, with its run log", tag: "schedules",
+                method: .delete, path: base + "/{id}", summary: "Delete one of your schedules\(ofDevice), with its run log", tag: "schedules",
                 security: .appAndUser, success: .ok(JSONSchema.empty))
         ) { request, context in
             let user = try await accounts.authenticate(request)
-            let id = try context.pathParameter("id")
-            try await schedules.delete(user, id: id, pathDid: nil)
+            let (did, id) = (try pathDid(context), try context.pathParameter("id"))
+            try await schedules.delete(user, id: id, pathDid: did)
             return Response.json(.object([:]))
         }
         router.on(
             .init(
-                method: .get, path: "/app/common_scheduler/{id}/logs", summary: "Tether: the schedule's runs, newest first", tag: "schedules",
+                method: .get, path: base + "/{id}/logs",
+                summary: "Tether: the schedule's runs, newest first (planned and fired times, the ledger's command and its state)", tag: "schedules",
                 security: .appAndUser, parameters: Self.page, success: .ok(JSONSchema.array(JSONSchema.ref("ScheduleRun"))))
         ) { request, context in
             let user = try await accounts.authenticate(request)
-            let id = try context.pathParameter("id")
-            return try await runs(request, user: user, id: id, pathDid: nil)
+            let (did, id) = (try pathDid(context), try context.pathParameter("id"))
+            let limit = try request.integerQuery("limit", default: 20, range: 1...1000)
+            let skip = try request.integerQuery("skip", default: 0, range: 0...1_000_000)
+            let found = try await schedules.runs(user, id: id, pathDid: did, limit: Int(limit), skip: Int(skip))
+            return Response.json(.array(found.map(\.json)))
         }
-    }
-
-    private func runs(_ request: Request, user: AuthenticatedUser, id: String, pathDid: String?) async throws -> Response {
-        let limit = try request.integerQuery("limit", default: 20, range: 1...1000)
-        let skip = try request.integerQuery("skip", default: 0, range: 0...1_000_000)
-        let found = try await schedules.runs(user, id: id, pathDid: pathDid, limit: Int(limit), skip: Int(skip))
-        return Response.json(.array(found.map(\.json)))
     }
 }

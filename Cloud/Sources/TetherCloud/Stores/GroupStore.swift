@@ -18,8 +18,7 @@ struct GroupStore: Sendable {
     /// The user's groups, the user's row locked first (on PostgreSQL) so that two requests
     /// counting at once cannot both pass a limit: call on a transaction.
     func count(uid: String) async throws(StorageError) -> Int64 {
-        let lock = executor.dialect == .postgres ? " FOR UPDATE" : ""
-        _ = try await executor.first("SELECT uid FROM users WHERE uid = $1\(lock)", .text(uid))
+        try await UserStore(executor).lockForCounting(uid: uid)
         return try await executor.first("SELECT COUNT(*) AS n FROM device_groups WHERE uid = $1", .text(uid))?.int("n") ?? 0
     }
 

@@ -53,8 +53,7 @@ struct PairingTokenStore: Sendable {
     /// Pending tokens of the user, the user's row locked first (on PostgreSQL) so that two
     /// requests counting at once cannot both pass a limit: call on a transaction.
     func pendingCount(uid: String, now: Int64) async throws(StorageError) -> Int64 {
-        let lock = executor.dialect == .postgres ? " FOR UPDATE" : ""
-        _ = try await executor.first("SELECT uid FROM users WHERE uid = $1\(lock)", .text(uid))
+        try await UserStore(executor).lockForCounting(uid: uid)
         return try await executor.first(
             "SELECT COUNT(*) AS n FROM pairing_tokens WHERE uid = $1 AND used_at IS NULL AND expires_at > $2", .text(uid), .int(now))?.int("n") ?? 0
     }

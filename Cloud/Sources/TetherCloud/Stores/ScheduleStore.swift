@@ -42,8 +42,7 @@ struct ScheduleStore: Sendable {
     /// PostgreSQL) so that two requests counting at once cannot both pass a limit: call on a
     /// transaction.
     func counts(uid: String, did: String?) async throws(StorageError) -> (all: Int64, device: Int64) {
-        let lock = executor.dialect == .postgres ? " FOR UPDATE" : ""
-        _ = try await executor.first("SELECT uid FROM users WHERE uid = $1\(lock)", .text(uid))
+        try await UserStore(executor).lockForCounting(uid: uid)
         let row = try await executor.first(
             "SELECT COUNT(*) AS n, COALESCE(SUM(CASE WHEN did = $2 THEN 1 ELSE 0 END), 0) AS d FROM schedules WHERE uid = $1", .text(uid), .text(did ?? ""))
         return (try row?.int("n") ?? 0, try row?.int("d") ?? 0)

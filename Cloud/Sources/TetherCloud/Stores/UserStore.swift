@@ -148,6 +148,14 @@ struct UserStore: Sendable {
     }
 
     /// Disables or enables the account; false when there is none.
+    /// Locks the user's row (on PostgreSQL; SQLite's transaction holds the database), so that two
+    /// requests counting the user's things at once cannot both pass a limit: call on a
+    /// transaction before counting.
+    func lockForCounting(uid: String) async throws(StorageError) {
+        let lock = executor.dialect == .postgres ? " FOR UPDATE" : ""
+        _ = try await executor.first("SELECT uid FROM users WHERE uid = $1\(lock)", .text(uid))
+    }
+
     /// True for a user an operator disabled (and for no user at all).
     func isDisabled(uid: String) async throws(StorageError) -> Bool {
         guard let row = try await executor.first("SELECT is_disabled FROM users WHERE uid = $1", .text(uid)) else { return true }
