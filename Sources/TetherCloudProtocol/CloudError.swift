@@ -112,6 +112,9 @@ extension CloudError {
     public static let pairingTokenForeign = CloudError(code: 9516, httpStatus: 403, message: "pairing token is for another product")
     /// Tether: no such group, or not the user's (the reference has no code of its own for it).
     public static let groupNotFound = CloudError(code: 9517, httpStatus: 404, message: "group not found")
+    /// No such scene, or not the user's: the reference's 9220 (its 9221, "not yours", is not
+    /// answered, so that a scene's existence is not told to others).
+    public static let sceneNotFound = CloudError(code: 9220, httpStatus: 404, message: "scene not found")
     /// Tether: no such route, command or session.
     public static let notFound = CloudError(code: 9999, httpStatus: 404, message: "not found")
     /// Tether: the HTTP method is not served at this path.
@@ -131,7 +134,7 @@ extension CloudError {
         .downloadURLInvalid, .upgradeNotAllowed, .upgradeInProgress,
         .homeNotFound, .homeRoleInsufficient, .deviceInAnotherHome, .roomNotFound, .alreadyHomeMember, .homeOwnerCannotLeave,
         .onlyOwnerGetsLocalKey, .noTuyaLocalKey,
-        .pairingTokenUnknown, .pairingTokenExpired, .pairingTokenUsed, .pairingTokenForeign, .groupNotFound,
+        .pairingTokenUnknown, .pairingTokenExpired, .pairingTokenUsed, .pairingTokenForeign, .groupNotFound, .sceneNotFound,
         .notFound,
     ]
 }

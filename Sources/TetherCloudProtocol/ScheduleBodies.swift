@@ -243,18 +243,22 @@ public struct ScheduleRunBody: Sendable, Hashable {
     /// Unix milliseconds it fired; nil when missed.
     public var firedAt: Int64?
     public var commandID: Int64?
+    /// A group's or a scene's run (Tether): its steps are the scene's status.
+    public var runID: String?
     public var state: String
     public var errorCode: Int?
     public var message: String
 
     public init(
-        id: Int64, scheduleID: String, plannedAt: Int64, firedAt: Int64?, commandID: Int64?, state: String, errorCode: Int? = nil, message: String = ""
+        id: Int64, scheduleID: String, plannedAt: Int64, firedAt: Int64?, commandID: Int64?, runID: String? = nil, state: String, errorCode: Int? = nil,
+        message: String = ""
     ) {
         self.id = id
         self.scheduleID = scheduleID
         self.plannedAt = plannedAt
         self.firedAt = firedAt
         self.commandID = commandID
+        self.runID = runID
         self.state = state
         self.errorCode = errorCode
         self.message = message
@@ -264,14 +268,15 @@ public struct ScheduleRunBody: Sendable, Hashable {
         let reader = try BodyReader(json)
         self.init(
             id: try reader.int("id"), scheduleID: try reader.text("schedule_id"), plannedAt: try reader.int("planned_at"),
-            firedAt: try reader.optionalInt("fired_at"), commandID: try reader.optionalInt("command_id"), state: try reader.text("state"),
+            firedAt: try reader.optionalInt("fired_at"), commandID: try reader.optionalInt("command_id"), runID: try reader.optionalString("run_id"),
+            state: try reader.text("state"),
             errorCode: try reader.optionalInt("error_code").map { Int(clamping: $0) }, message: try reader.optionalString("message") ?? "")
     }
 
     public var json: JSONValue {
         [
             "id": .int(id), "schedule_id": .string(scheduleID), "planned_at": .int(plannedAt), "fired_at": firedAt.map(JSONValue.int) ?? .null,
-            "command_id": commandID.map(JSONValue.int) ?? .null, "state": .string(state),
+            "command_id": commandID.map(JSONValue.int) ?? .null, "run_id": runID.map(JSONValue.string) ?? .null, "state": .string(state),
             "error_code": errorCode.map { .int(Int64($0)) } ?? .null, "message": .string(message),
         ]
     }

@@ -104,7 +104,8 @@ struct ScheduleTests {
                 (["did": did, "time": "07:00", "repeat": "mon"], 9015),
                 (["did": did, "time": "07:00", "repeat": "mon", "attrs": ["LightSwitch": true], "queue_ttl": -1], 9015),
                 (["did": did, "time": "07:00", "repeat": "mon", "attrs": ["LightSwitch": true], "remark": .string(String(repeating: "x", count: 300))], 9015),
-                (["group_id": "g1", "time": "07:00", "repeat": "mon", "attrs": ["LightSwitch": true]], 9015),
+                (["group_id": "g1", "time": "07:00", "repeat": "mon", "attrs": ["LightSwitch": true]], 9517),
+                (["scene_id": "s1", "time": "07:00", "repeat": "mon"], 9220),
                 (["time": "07:00", "repeat": "mon", "attrs": ["LightSwitch": true]], 9015),
                 (["did": .string(unbound.did), "time": "07:00", "repeat": "mon", "attrs": ["LightSwitch": true]], 9017),
             ]
@@ -431,9 +432,10 @@ struct ScheduleTests {
                 clock.set(unixSeconds: Self.utc(2027, 6, 1, 13, 1))
                 var configuration = SchedulerConfiguration()
                 configuration.batchSize = 7
+                let catalogueB = DeviceCatalogue(database: databaseB)
                 let nodeB = ScheduleFiring(
-                    database: databaseB, bus: LocalClusterBus(), catalogue: DeviceCatalogue(database: databaseB), clock: clock, configuration: configuration,
-                    logger: TestEngine.logger)
+                    database: databaseB, bus: LocalClusterBus(), catalogue: catalogueB, control: AutomationControl(database: databaseB, catalogue: catalogueB),
+                    clock: clock, configuration: configuration, logger: TestEngine.logger)
                 async let firedA = cloud.node.scheduleFiring.fireDue()
                 async let firedB = nodeB.fireDue()
                 let (a, b) = try await (firedA, firedB)

@@ -70,6 +70,7 @@ extension CloudAPIError {
     public static func attrInvalid(detail: String = "") -> Self { .init(.attrInvalid, detail: detail) }
     public static func schedulerNotFound(detail: String = "") -> Self { .init(.schedulerNotFound, detail: detail) }
     public static func groupNotFound(detail: String = "") -> Self { .init(.groupNotFound, detail: detail) }
+    public static func sceneNotFound(detail: String = "") -> Self { .init(.sceneNotFound, detail: detail) }
     public static func deviceOffline(detail: String = "") -> Self { .init(.deviceOffline, detail: detail) }
     public static func sendSMSFailed(detail: String = "") -> Self { .init(.sendSMSFailed, detail: detail) }
     public static func applicationAuthInvalid(detail: String = "") -> Self { .init(.applicationAuthInvalid, detail: detail) }

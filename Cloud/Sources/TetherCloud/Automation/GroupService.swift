@@ -47,7 +47,8 @@ struct GroupService: Sendable {
     }
 
     func delete(_ user: AuthenticatedUser, id: String) async throws {
-        guard try await GroupStore(database).delete(id: id, uid: user.uid) else { throw CloudAPIError.groupNotFound(detail: "no group \(id) of yours") }
+        let deleted = try await database.transaction { transaction in try await GroupStore(transaction).delete(id: id, uid: user.uid) }
+        guard deleted else { throw CloudAPIError.groupNotFound(detail: "no group \(id) of yours") }
     }
 
     func devices(_ user: AuthenticatedUser, id: String) async throws -> [GroupDeviceBody] {

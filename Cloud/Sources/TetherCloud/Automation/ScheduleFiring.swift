@@ -21,6 +21,7 @@ struct ScheduleFiring: Service {
     let database: any SQLDatabase
     let bus: any ClusterBus
     let catalogue: DeviceCatalogue
+    let control: AutomationControl
     let clock: any WallClock
     let configuration: SchedulerConfiguration
     let logger: Logger
@@ -67,7 +68,6 @@ struct ScheduleFiring: Service {
     private struct Batch: Sendable {
         var report = Report()
         var commands: [CommandRecord] = []
-        var missingModels: Set<String> = []
     }
 
     private func fireBatch(nowMs now: Int64) async throws -> (Report, Int) {
@@ -75,15 +75,8 @@ struct ScheduleFiring: Service {
         let keys = try await ScheduleStore(database).dueProductKeys(nowMs: now, limit: limit)
         // Nothing due, the usual case: no transaction, no connection held.
         if keys.isEmpty { return (Report(), 0) }
-        // Models are read first: the transaction must not wait on another connection (SQLite
-        // has one, and it holds it). A row locked below whose model is not here (another node
-        // took the rows these keys came from) waits for the next look, unfired.
-        var models: [String: ThingModel] = [:]
-        for key in keys where !key.isEmpty {
-            if let model = try? await catalogue.model(key) { models[key] = model }
-        }
         let graceMs = min(max(configuration.graceSeconds, 0), 3600) * 1000
-        let (batch, count) = try await database.transaction { [models] transaction in
+        let (batch, count) = try await database.transaction { transaction in
             let store = ScheduleStore(transaction)
             let due = try await store.lockDue(nowMs: now, limit: limit)
             var batch = Batch()
@@ -95,14 +88,10 @@ struct ScheduleFiring: Service {
                     try await store.advance(id: id, nextRunMs: nil)
                     batch.report.refused += 1
                 case .schedule(let schedule):
-                    if schedule.fields.target.did != nil, models[schedule.productKey] == nil, let next = schedule.nextRunMs, now - next <= graceMs {
-                        batch.missingModels.insert(schedule.productKey)
-                        continue
-                    }
                     // One schedule's failure is its own: rolled back to here, logged, passed over.
                     try await transaction.query("SAVEPOINT schedule_run")
                     do {
-                        try await runs(of: schedule, nowMs: now, graceMs: graceMs, models: models, store: store, on: transaction, into: &batch)
+                        try await runs(of: schedule, nowMs: now, graceMs: graceMs, store: store, on: transaction, into: &batch)
                         try await transaction.query("RELEASE SAVEPOINT schedule_run")
                     } catch {
                         try await transaction.query("ROLLBACK TO SAVEPOINT schedule_run")
@@ -122,19 +111,17 @@ struct ScheduleFiring: Service {
             await bus.publish(.command(command.update))
             await bus.publish(.deliver(commandID: command.id, did: command.did))
         }
-        for key in batch.missingModels where !key.isEmpty { _ = try? await catalogue.model(key) }
         if count > 0 {
             logger.debug(
                 "schedules fired", metadata: ["fired": "\(batch.report.fired)", "refused": "\(batch.report.refused)", "missed": "\(batch.report.missed)"])
         }
-        // Rows waiting for their model do not count as taken: the next look fires them.
-        return (batch.report, batch.missingModels.isEmpty ? count : 0)
+        return (batch.report, count)
     }
 
     /// Every run of `schedule` due by `now`: each claimed in the log first (a run logged already
     /// is not fired again), then fired or logged missed; the schedule then waits for its next run.
     private func runs(
-        of schedule: ScheduleStore.Record, nowMs now: Int64, graceMs: Int64, models: [String: ThingModel], store: ScheduleStore,
+        of schedule: ScheduleStore.Record, nowMs now: Int64, graceMs: Int64, store: ScheduleStore,
         on transaction: any SQLExecutor, into batch: inout Batch
     ) async throws {
         var planned = schedule.nextRunMs
@@ -148,11 +135,14 @@ struct ScheduleFiring: Service {
             } else if let run = try await store.claimRun(scheduleID: schedule.id, plannedMs: at, firedMs: clock.nowMs()) {
                 // Late (the cloud was starting): an offline device may yet come back within the grace period.
                 let lateQueueMs = now - at > 5_000 ? at + graceMs - now : 0
-                switch try await fire(schedule, lateQueueMs: lateQueueMs, models: models, on: transaction) {
-                case .fired(let command):
+                switch try await fire(schedule, nowMs: now, lateQueueMs: lateQueueMs, on: transaction) {
+                case .sent(let command):
                     batch.commands.append(command)
                     batch.report.fired += 1
                     try await store.settleRun(run, .fired(commandID: command.id))
+                case .started(let runID):
+                    batch.report.fired += 1
+                    try await store.settleRun(run, .started(runID: runID))
                 case .refused(let error):
                     batch.report.refused += 1
                     try await store.settleRun(run, .refused(code: error.code, message: error.detail.isEmpty ? error.message : error.detail))
@@ -164,46 +154,54 @@ struct ScheduleFiring: Service {
     }
 
     private enum Outcome {
-        case fired(CommandRecord)
+        case sent(CommandRecord)
+        /// A group's or a scene's run, whose steps `AutomationRunner` takes.
+        case started(runID: String)
         case refused(CloudAPIError)
     }
 
-    /// One run of a device's schedule, on the firing's transaction: the checks of an app's
-    /// write (and its user's account), then the ledger entry. A run that fires late may wait
-    /// `lateQueueMs` for an offline device, as one with `queue_ttl` waits that long.
-    private func fire(
-        _ schedule: ScheduleStore.Record, lateQueueMs: Int64, models: [String: ThingModel], on transaction: any SQLExecutor
-    ) async throws
-        -> Outcome
-    {
-        guard case .device(let did) = schedule.fields.target, let command = schedule.fields.command else {
-            return .refused(CloudAPIError.formInvalid(detail: "only a device's schedules run on this cloud"))
+    /// One run, on the firing's transaction. A device's: the checks of an app's write (and its
+    /// user's account), then the ledger entry; a run that fires late may wait `lateQueueMs` for
+    /// an offline device, as one with `queue_ttl` waits that long. A group's or a scene's: a
+    /// run of its steps, each checked when taken.
+    private func fire(_ schedule: ScheduleStore.Record, nowMs now: Int64, lateQueueMs: Int64, on transaction: any SQLExecutor) async throws -> Outcome {
+        let lanes: [[SceneTaskBody]]
+        var sceneID: String?
+        switch schedule.fields.target {
+        case .device(let did):
+            guard let command = schedule.fields.command else { return .refused(CloudAPIError.formInvalid(detail: "the schedule has no command")) }
+            let queueMs = schedule.fields.queueSeconds > 0 ? schedule.fields.queueSeconds * 1000 : lateQueueMs
+            switch try await control.send(
+                uid: schedule.uid, appID: schedule.appID, did: did, .control(ScheduleService.request(command)), queueMs: queueMs, source: .scheduler,
+                on: transaction)
+            {
+            case .sent(let record): return .sent(record)
+            case .refused(let error) where error.code == CloudError.deviceOffline.code:
+                return .refused(CloudAPIError.deviceOffline(detail: "device \(did) was offline; set queue_ttl to have runs wait for it"))
+            case .refused(let error): return .refused(error)
+            }
+        case .group(let id):
+            guard let command = schedule.fields.command else { return .refused(CloudAPIError.formInvalid(detail: "the schedule has no command")) }
+            guard let group = try await GroupStore(transaction).find(id: id, uid: schedule.uid) else {
+                return .refused(CloudAPIError.groupNotFound(detail: "the group \(id) is gone"))
+            }
+            let model = try? await catalogue.model(group.productKey, on: transaction)
+            lanes = [[SceneTaskBody(.group(id: id, AutomationControl.sceneCommand(command, model: model)))]]
+        case .scene(let id):
+            guard let scene = try await SceneStore(transaction).find(id: id, uid: schedule.uid) else {
+                return .refused(CloudAPIError.sceneNotFound(detail: "the scene \(id) is gone"))
+            }
+            lanes = [scene.tasks]
+            sceneID = id
         }
         guard try await !UserStore(transaction).isDisabled(uid: schedule.uid) else {
             return .refused(CloudAPIError.userInvalid(detail: "the schedule's user is disabled"))
         }
-        guard let device = try await BindingStore(transaction).device(boundBy: schedule.uid, did: did) else {
-            return .refused(CloudAPIError.deviceNotBound())
-        }
-        guard !device.isDisabled else { return .refused(CloudAPIError.deviceDisabled()) }
-        guard let model = models[device.productKey] else {
-            return .refused(CloudAPIError.serverError(detail: "the product's model could not be read"))
-        }
-        let kind: CommandKind
-        let body: JSONValue
-        do {
-            (kind, body) = try ControlService.command(ScheduleService.request(command), model: model)
-        } catch let error as CloudAPIError {
-            return .refused(error)
-        }
-        // The ledger's deadlines are on the system's clock, whatever the scheduler's reads.
-        let queueMs = schedule.fields.queueSeconds > 0 ? schedule.fields.queueSeconds * 1000 : lateQueueMs
-        guard device.isOnline || queueMs > 0 else {
-            return .refused(CloudAPIError.deviceOffline(detail: "device \(did) was offline; set queue_ttl to have runs wait for it"))
-        }
-        let record = try await CommandLedger(database: database).insert(
-            did: did, uid: schedule.uid, appID: schedule.appID, kind: kind, body: body, state: queueMs > 0 ? .queued : .accepted,
-            queueUntilMs: queueMs > 0 ? Clock.unixMilliseconds() + queueMs : nil, source: .scheduler, on: transaction)
-        return .fired(record)
+        guard
+            let runID = try await AutomationRunner.start(
+                uid: schedule.uid, appID: schedule.appID, sceneID: sceneID, source: .scheduler, lanes: lanes, stopOnFailure: false, nowMs: now,
+                on: transaction)
+        else { return .refused(CloudAPIError.formInvalid(detail: "too many of the user's automations are running")) }
+        return .started(runID: runID)
     }
 }

@@ -119,10 +119,20 @@ struct ScheduleService: Sendable {
             guard let command = fields.command else { throw CloudAPIError.formInvalid(detail: "attrs or raw is required") }
             _ = try ControlService.command(Self.request(command), model: model)
             return device.productKey
-        case .group:
-            throw CloudAPIError.formInvalid(detail: "group_id: this cloud has no groups yet; schedule a device")
-        case .scene:
-            throw CloudAPIError.formInvalid(detail: "scene_id: this cloud has no scenes yet; schedule a device")
+        case .group(let id):
+            guard let group = try await GroupStore(database).find(id: id, uid: user.uid) else {
+                throw CloudAPIError.groupNotFound(detail: "no group \(id) of yours")
+            }
+            guard group.isSingleProduct else { throw CloudAPIError.formInvalid(detail: "group \(id) is mixed: schedules write to single-product groups") }
+            let model = try await catalogue.model(group.productKey)
+            guard let command = fields.command else { throw CloudAPIError.formInvalid(detail: "attrs or raw is required") }
+            _ = try ControlService.command(Self.request(command), model: model)
+            return group.productKey
+        case .scene(let id):
+            guard try await SceneStore(database).find(id: id, uid: user.uid) != nil else {
+                throw CloudAPIError.sceneNotFound(detail: "no scene \(id) of yours")
+            }
+            return ""
         }
     }
 

@@ -34,8 +34,10 @@ public enum CommandKind: String, Codable, Sendable {
 /// Who sent a command: an app, or the cloud on a user's behalf.
 public enum CommandSource: String, Codable, Sendable {
     case app
-    /// A schedule's run.
+    /// A schedule's run (of a device, a group or a scene).
     case scheduler
+    /// A scene an app ran.
+    case scene
 }
 
 /// One command of the ledger.

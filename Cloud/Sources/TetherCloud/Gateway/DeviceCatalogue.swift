@@ -18,9 +18,11 @@ final class DeviceCatalogue: Sendable {
 
     init(database: any SQLDatabase) { self.database = database }
 
-    func model(_ productKey: String) async throws -> ThingModel {
+    /// The product's model; `executor` reads it on a miss (a transaction under way must read on
+    /// its own connection: SQLite's one connection is the transaction's).
+    func model(_ productKey: String, on executor: (any SQLExecutor)? = nil) async throws -> ThingModel {
         if let model = models.withLock({ $0[productKey] }) { return model }
-        guard let product = try await ProductStore(database).find(productKey) else {
+        guard let product = try await ProductStore(executor ?? database).find(productKey) else {
             throw StorageError(.unexpectedValue, "no product \(productKey)")
         }
         models.withLock { $0[productKey] = product.model }

@@ -24,6 +24,8 @@ public struct CloudNode: Sendable {
     let schedules: ScheduleService
     /// Fires due schedules (a service of the application; tests fire by hand with their clock).
     let scheduleFiring: ScheduleFiring
+    /// Takes scenes' and groups' due steps (a service; tests advance it by hand with their clock).
+    let automationRunner: AutomationRunner
     /// Where devices download firmware from (and users reach the API).
     public let publicAddress: PublicAddress
     let logger: Logger
@@ -76,8 +78,12 @@ public struct CloudNode: Sendable {
         let maximumQueueSeconds = configuration.gateway?.maximumQueueSeconds ?? GatewayConfiguration().maximumQueueSeconds
         schedules = ScheduleService(
             database: database, bus: bus, catalogue: catalogue, clock: clock, configuration: configuration.scheduler, maximumQueueSeconds: maximumQueueSeconds)
+        let automationControl = AutomationControl(database: database, catalogue: catalogue)
         scheduleFiring = ScheduleFiring(
-            database: database, bus: bus, catalogue: catalogue, clock: clock, configuration: configuration.scheduler, logger: logger)
+            database: database, bus: bus, catalogue: catalogue, control: automationControl, clock: clock, configuration: configuration.scheduler,
+            logger: logger)
+        automationRunner = AutomationRunner(
+            database: database, bus: bus, control: automationControl, clock: clock, configuration: configuration.scheduler, logger: logger)
         metricsListener = configuration.metricsAddress.map { MetricsListener(host: $0.host, port: $0.port, metrics: metrics, logger: logger) }
         gateway = configuration.gateway.map { gateway in
             DeviceGateway(
@@ -118,9 +124,14 @@ public struct CloudNode: Sendable {
         HomeRoutes(accounts: accounts, homes: HomeService(database: database, bus: bus)).register(on: documented)
         ScheduleRoutes(accounts: accounts, schedules: schedules).register(on: documented)
         GroupRoutes(accounts: accounts, groups: GroupService(database: database, control: control)).register(on: documented)
+        SceneRoutes(
+            accounts: accounts, scenes: SceneService(database: database, catalogue: self.catalogue, runner: automationRunner, clock: automationRunner.clock)
+        ).register(on: documented)
         FirmwareRoutes(catalogue: FirmwareCatalogue(database: database), downloads: FirmwareDownloads(database: database)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
-        var services: [any Service] = [bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger), scheduleFiring]
+        var services: [any Service] = [
+            bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger), scheduleFiring, automationRunner,
+        ]
         if let gateway { services.append(gateway) }
         if let metricsListener { services.append(metricsListener) }
         let accounts = self.accounts, control = self.control, history = self.history, hub = self.hub, logger = self.logger

@@ -27,6 +27,7 @@ public enum Migrations {
         Migration(version: 15, name: "pairing tokens", statements: Schema.version15),
         Migration(version: 16, name: "schedules and their runs", statements: Schema.version16),
         Migration(version: 17, name: "groups of devices", statements: Schema.version17),
+        Migration(version: 18, name: "scenes and automation runs", statements: Schema.version18),
     ]
 
     /// The newest schema version this build knows.

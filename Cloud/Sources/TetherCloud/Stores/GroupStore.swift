@@ -47,8 +47,13 @@ struct GroupStore: Sendable {
             "UPDATE device_groups SET name = $3, updated_at = $4 WHERE id = $1 AND uid = $2 RETURNING id", .text(id), .text(uid), .text(name), .int(now)) != nil
     }
 
+    /// Deletes the group and the schedules that write to it.
     func delete(id: String, uid: String) async throws(StorageError) -> Bool {
-        try await executor.first("DELETE FROM device_groups WHERE id = $1 AND uid = $2 RETURNING id", .text(id), .text(uid)) != nil
+        guard try await executor.first("DELETE FROM device_groups WHERE id = $1 AND uid = $2 RETURNING id", .text(id), .text(uid)) != nil else {
+            return false
+        }
+        try await executor.query("DELETE FROM schedules WHERE group_id = $1 AND uid = $2", .text(id), .text(uid))
+        return true
     }
 
     /// The group's devices, in the order they were added.

@@ -159,8 +159,20 @@ struct ScheduleStore: Sendable {
     /// How a run ended when it was logged; a fired run's state from then on is its command's.
     enum RunOutcome: Sendable {
         case fired(commandID: Int64)
+        /// A group's or a scene's run, under way as an automation run.
+        case started(runID: String)
         case refused(code: Int, message: String)
         case missed
+
+        /// The log row's state, command, run, code and message.
+        var columns: (String, SQLValue, SQLValue, SQLValue, String) {
+            switch self {
+            case .fired(let command): ("fired", .int(command), .null, .null, "")
+            case .started(let run): ("fired", .null, .text(run), .null, "")
+            case .refused(let code, let message): ("refused", .null, .null, .int(Int64(code)), message)
+            case .missed: ("missed", .null, .null, .null, "the cloud was not running when it was due")
+            }
+        }
     }
 
     /// Claims a run: its log row, before anything is sent. Nil when the run is logged already
@@ -177,42 +189,33 @@ struct ScheduleStore: Sendable {
 
     /// How a claimed run ended.
     func settleRun(_ id: Int64, _ outcome: RunOutcome) async throws(StorageError) {
-        let (state, commandID, code, message): (String, SQLValue, SQLValue, String) =
-            switch outcome {
-            case .fired(let command): ("fired", .int(command), .null, "")
-            case .refused(let code, let message): ("refused", .null, .int(Int64(code)), message)
-            case .missed: ("missed", .null, .null, "the cloud was not running when it was due")
-            }
+        let (state, commandID, runID, code, message) = outcome.columns
         try await executor.query(
-            "UPDATE schedule_runs SET state = $2, command_id = $3, error_code = $4, message = $5 WHERE id = $1", .int(id), .text(state), commandID, code,
-            .text(message))
+            "UPDATE schedule_runs SET state = $2, command_id = $3, run_id = $4, error_code = $5, message = $6 WHERE id = $1", .int(id), .text(state),
+            commandID, runID, code, .text(message))
     }
 
     /// Logs a run that was not fired (missed, or a schedule that cannot be read), unless it is
     /// logged already.
     func logRun(scheduleID: String, plannedMs: Int64, firedMs: Int64, _ outcome: RunOutcome) async throws(StorageError) {
-        let (state, commandID, code, message): (String, SQLValue, SQLValue, String) =
-            switch outcome {
-            case .fired(let id): ("fired", .int(id), .null, "")
-            case .refused(let code, let message): ("refused", .null, .int(Int64(code)), message)
-            case .missed: ("missed", .null, .null, "the cloud was not running when it was due")
-            }
+        let (state, commandID, runID, code, message) = outcome.columns
         let fired: SQLValue = if case .missed = outcome { .null } else { .int(firedMs) }
         try await executor.query(
             """
-            INSERT INTO schedule_runs (schedule_id, planned_ms, fired_ms, state, command_id, error_code, message)
-            VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (schedule_id, planned_ms) DO NOTHING
+            INSERT INTO schedule_runs (schedule_id, planned_ms, fired_ms, state, command_id, run_id, error_code, message)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (schedule_id, planned_ms) DO NOTHING
             """,
-            .text(scheduleID), .int(plannedMs), fired, .text(state), commandID, code, .text(message))
+            .text(scheduleID), .int(plannedMs), fired, .text(state), commandID, runID, code, .text(message))
     }
 
-    /// A schedule's runs, newest first; a fired run reads as its command's state in the ledger.
+    /// A schedule's runs, newest first; a fired run reads as its command's state in the ledger, or
+    /// its automation run's (a group's or a scene's: running, completed, failed).
     func runs(scheduleID: String, limit: Int, skip: Int) async throws(StorageError) -> [ScheduleRunBody] {
         try await executor.query(
             """
-            SELECT r.id, r.planned_ms, r.fired_ms, r.state, r.command_id, r.error_code, r.message, c.state AS command_state,
-                c.code AS command_code, c.message AS command_message
-            FROM schedule_runs r LEFT JOIN commands c ON c.id = r.command_id
+            SELECT r.id, r.planned_ms, r.fired_ms, r.state, r.command_id, r.run_id, r.error_code, r.message,
+                COALESCE(c.state, a.state) AS command_state, c.code AS command_code, c.message AS command_message
+            FROM schedule_runs r LEFT JOIN commands c ON c.id = r.command_id LEFT JOIN automation_runs a ON a.id = r.run_id
             WHERE r.schedule_id = $1 ORDER BY r.planned_ms DESC, r.id DESC LIMIT $2 OFFSET $3
             """,
             .text(scheduleID), .int(Int64(limit)), .int(Int64(skip))
@@ -221,7 +224,8 @@ struct ScheduleStore: Sendable {
             let code = fired ? row.optionalInt("command_code") : row.optionalInt("error_code")
             return ScheduleRunBody(
                 id: try row.int("id"), scheduleID: scheduleID, plannedAt: try row.int("planned_ms"), firedAt: row.optionalInt("fired_ms"),
-                commandID: row.optionalInt("command_id"), state: fired ? row.optionalText("command_state") ?? "fired" : try row.text("state"),
+                commandID: row.optionalInt("command_id"), runID: row.optionalText("run_id"),
+                state: fired ? row.optionalText("command_state") ?? "fired" : try row.text("state"),
                 errorCode: code.map { Int(clamping: $0) }, message: fired ? row.optionalText("command_message") ?? "" : try row.text("message"))
         }
     }

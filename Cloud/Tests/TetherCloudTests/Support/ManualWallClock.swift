@@ -10,4 +10,6 @@ final class ManualWallClock: WallClock {
     func nowMs() -> Int64 { milliseconds.withLock { $0 } }
 
     func set(unixSeconds: Int64) { milliseconds.withLock { $0 = unixSeconds * 1000 } }
+
+    func advance(seconds: Int64) { milliseconds.withLock { $0 += seconds * 1000 } }
 }

@@ -59,7 +59,7 @@ enum CloudSchemas {
                 "sent_at": ["type": "integer", "format": "int64", "nullable": true],
                 "queue_until": ["type": "integer", "format": "int64", "nullable": true],
                 "attrs": JSONSchema.empty, "raw": JSONSchema.string, "service": JSONSchema.string, "params": JSONSchema.empty, "output": JSONSchema.empty,
-                "upgrade": JSONSchema.ref("FirmwareUpgrade"), "source": ["type": "string", "enum": ["app", "scheduler"]],
+                "upgrade": JSONSchema.ref("FirmwareUpgrade"), "source": ["type": "string", "enum": ["app", "scheduler", "scene"]],
             ], required: ["id", "did", "kind", "state", "code", "message", "created_at", "updated_at", "sent_at", "queue_until", "source"]),
         "Schedule": JSONSchema.object(
             [
@@ -75,9 +75,25 @@ enum CloudSchemas {
             [
                 "id": JSONSchema.integer, "schedule_id": JSONSchema.string, "planned_at": JSONSchema.integer,
                 "fired_at": ["type": "integer", "format": "int64", "nullable": true],
-                "command_id": ["type": "integer", "format": "int64", "nullable": true], "state": JSONSchema.string,
+                "command_id": ["type": "integer", "format": "int64", "nullable": true],
+                "run_id": ["type": "string", "nullable": true, "description": "a group's or a scene's run"], "state": JSONSchema.string,
                 "error_code": ["type": "integer", "format": "int64", "nullable": true], "message": JSONSchema.string,
-            ], required: ["id", "schedule_id", "planned_at", "fired_at", "command_id", "state", "error_code", "message"]),
+            ], required: ["id", "schedule_id", "planned_at", "fired_at", "command_id", "run_id", "state", "error_code", "message"]),
+        "SceneTask": JSONSchema.object(
+            [
+                "task_type": ["type": "string", "enum": ["delay", "device", "group"]],
+                "time": JSONSchema.integer(minimum: 1, maximum: 3600), "did": JSONSchema.string("device tasks", maxLength: 64),
+                "group_id": JSONSchema.string("group tasks (single-product groups)", maxLength: 64),
+                "attrs": ["type": "object", "description": "enums by index, binary data points as Base64"],
+                "raw": JSONSchema.string("Base64 (hex with binary_coding)"), "binary_coding": ["type": "string", "enum": ["hex", "base64"]],
+                "product_key": JSONSchema.string, "group_name": JSONSchema.string, "dev_alias": JSONSchema.string, "dev_remark": JSONSchema.string,
+                "verbose_name": JSONSchema.string,
+            ], required: ["task_type"]),
+        "Scene": JSONSchema.object(
+            [
+                "id": JSONSchema.string, "scene_name": JSONSchema.string, "remark": JSONSchema.string,
+                "tasks": JSONSchema.array(JSONSchema.ref("SceneTask")), "created_at": JSONSchema.integer, "updated_at": JSONSchema.integer,
+            ], required: ["id", "scene_name", "remark", "tasks", "created_at", "updated_at"]),
         "FirmwareUpgrade": JSONSchema.object(
             [
                 "command_id": JSONSchema.integer, "did": JSONSchema.string,
