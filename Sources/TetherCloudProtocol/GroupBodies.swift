@@ -143,7 +143,8 @@ public struct GroupDevicesResultBody: Sendable, Hashable {
         let details = try reader.list("detail", maximum: 1_000)
         var reasons: [String: Failure] = [:]
         for detail in details {
-            let did = try detail.text("did")
+            // The failed list is the answer; a reason names one of its entries, whatever it holds.
+            let did = try detail.optionalString("did") ?? ""
             reasons[did] = Failure(
                 did: did, errorCode: Int(clamping: try detail.optionalInt("error_code") ?? 0), message: try detail.optionalString("error_message") ?? "")
         }

@@ -6,7 +6,8 @@ import TetherCloudProtocol
 struct ScheduleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schedule",
-        abstract: "Schedules the cloud fires: a device's data points written once, weekly or monthly, at a time of day in a time zone.",
+        abstract:
+            "Schedules the cloud fires: a device's or a group's data points written, or a scene run, once, weekly or monthly, at a time of day in a time zone.",
         subcommands: [List.self, Create.self, Show.self, Update.self, Enable.self, Disable.self, Delete.self, Logs.self]
     )
 
@@ -49,7 +50,9 @@ struct ScheduleCommand: AsyncParsableCommand {
 
     /// A schedule's fields from the command line, read by the same codec the cloud reads.
     struct FieldOptions: ParsableArguments {
-        @Option(help: "The device to act on.") var did: String
+        @Option(help: "The device to act on.") var did: String?
+        @Option(help: "Or: a single-product group of yours to write to.") var group: String?
+        @Option(help: "Or: a scene of yours to run (no --set or --raw).") var scene: String?
         @Option(help: "The time of day, HH:MM, in --tz.") var time: String
         @Option(help: "Run once, on this date (YYYY-MM-DD).") var date: String?
         @Option(help: "Run on these days of the week (mon,tue,wed,thu,fri,sat,sun).") var weekly: String?
@@ -66,11 +69,19 @@ struct ScheduleCommand: AsyncParsableCommand {
         func validate() throws {
             let kinds = [date, weekly, monthly].compactMap { $0 }.count
             if kinds != 1 { throw ValidationError("give exactly one of --date, --weekly and --monthly") }
-            if assignments.isEmpty == (raw == nil) { throw ValidationError("give --set NAME=VALUE (one or more) or --raw HEX") }
+            if [did, group, scene].compactMap({ $0 }).count != 1 { throw ValidationError("give exactly one of --did, --group and --scene") }
+            if scene != nil {
+                if !assignments.isEmpty || raw != nil { throw ValidationError("a scene's schedule runs the scene: no --set or --raw") }
+            } else if assignments.isEmpty == (raw == nil) {
+                throw ValidationError("give --set NAME=VALUE (one or more) or --raw HEX")
+            }
         }
 
         func fields() throws -> ScheduleFields {
-            var object: JSONObject = ["did": .string(did), "time": .string(time), "enabled": .bool(!disabled), "queue_ttl": .int(queueTTL)]
+            var object: JSONObject = ["time": .string(time), "enabled": .bool(!disabled), "queue_ttl": .int(queueTTL)]
+            if let did { object["did"] = .string(did) }
+            if let group { object["group_id"] = .string(group) }
+            if let scene { object["scene_id"] = .string(scene) }
             if let date {
                 object["repeat"] = "none"
                 object["date"] = .string(date)

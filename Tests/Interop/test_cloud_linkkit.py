@@ -612,3 +612,58 @@ def test_linkkit_gateway_brings_its_sub_devices(cloud):
     finally:
         device.lk.destruct()
     assert cloud.process.poll() is None, "the cloud died during the test"
+
+
+def test_linkkit_devices_run_a_scene(cloud):
+    """A scene of a device task, a delay and a group task reaches two real linkkit lamps: the
+    first at once, both of the group after the delay, each as a property set they apply."""
+    app, first, session, user_headers = bound_lamp(cloud, "scenes", "scene01", "sceneuser")
+    second = cloud.admin("device", "create", "--product", first["productKey"], "--name", "scene02")
+    bound = json.loads(cloud.request("POST", "/app/bindings", {"devices": [{"did": second["did"], "passcode": second["passcode"]}]}, user_headers))
+    assert bound["success"] == [second["did"]]
+    devices = [Device(cloud, first), Device(cloud, second)]
+    try:
+        for device in devices:
+            device.lk.connect_async()
+            device.wait("connected")
+        for identity in (first, second):
+            deadline = time.time() + 10
+            while not json.loads(cloud.request("GET", f"/app/devices/{identity['did']}", headers=user_headers))["is_online"]:
+                assert time.time() < deadline, "the lamp is not shown online"
+                time.sleep(0.1)
+        group = json.loads(cloud.request("POST", "/app/group", {"group_name": "Lamps", "product_key": first["productKey"]}, user_headers))
+        added = json.loads(cloud.request("POST", f"/app/group/{group['id']}/devices", {"dids": [first["did"], second["did"]]}, user_headers))
+        assert added["success"] == [first["did"], second["did"]]
+        # The reference's form: enums by index in a scene.
+        scene = json.loads(cloud.request("POST", "/app/scene", {"scene_name": "Reading", "tasks": [
+            {"task_type": "device", "did": first["did"], "attrs": {"WorkMode": 1}},
+            {"task_type": "delay", "time": 2},
+            {"task_type": "group", "group_id": group["id"], "attrs": {"Brightness": 25}},
+        ]}, user_headers))
+        assert json.loads(cloud.request("GET", f"/app/scene/{scene['id']}/task", headers=user_headers))["status"] == 3
+
+        started = time.time()
+        run = json.loads(cloud.request("POST", f"/app/scene/{scene['id']}/task", headers=user_headers))
+        devices[0].wait("changed")
+        assert devices[0].changes == [{"WorkMode": 1}]
+        assert json.loads(cloud.request("GET", f"/app/scene/{scene['id']}/task", headers=user_headers))["status"] == 0
+        for device in devices:
+            device.wait("changed", timeout=15)
+            assert device.changes[-1] == {"Brightness": 25}
+        assert time.time() - started >= 2, "the group's task went before its delay"
+        deadline = time.time() + 10
+        while (status := json.loads(cloud.request("GET", f"/app/scene/{scene['id']}/task", headers=user_headers)))["status"] == 0:
+            assert time.time() < deadline, status
+            time.sleep(0.2)
+        assert status["status"] == 1 and status["run_id"] == run["run_id"]
+        assert [(step["step"], step["did"]) for step in status["steps"]] == [(0, first["did"])] + sorted([(2, first["did"]), (2, second["did"])])
+        for step in status["steps"]:
+            deadline = time.time() + 10
+            while (command := json.loads(cloud.request("GET", f"/app/commands/{step['command_id']}", headers=user_headers)))["state"] == "sent":
+                assert time.time() < deadline, command
+                time.sleep(0.1)
+            assert command["source"] == "scene" and command["state"] in ("acknowledged", "applied"), command
+    finally:
+        for device in devices:
+            device.lk.destruct()
+    assert cloud.process.poll() is None, "the cloud died during the test"

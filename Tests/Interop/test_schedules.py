@@ -1,4 +1,4 @@
-"""Schedules and groups end to end with every part a process on loopback: `tether schedule` (the SDK in the
+"""Schedules, groups and scenes end to end with every part a process on loopback: `tether schedule` (the SDK in the
 CLI) writes a schedule to `tether-cloud serve`, whose scheduler fires it on the real clock
 through the gateway to a device of `tether-agent simulate`; the run is in the schedule's log and
 the device reports the value. Bad fields are refused before anything is sent."""
@@ -82,6 +82,24 @@ def test_schedule_fires_on_the_device(stack):
         while json.loads(stack.tether(alice, "status", lamp["did"], "--json").stdout)["data"]["Motor_Speed"] != 4:
             assert time.time() < deadline, "the group's write did not reach the device"
             time.sleep(0.5)
+
+        # A scene through the CLI: the device written at once, the group after a two-second delay.
+        scene = json.loads(stack.tether(
+            alice, "scene", "create", "Evening", "--task", f"device {lamp['did']} Motor_Speed=2", "--task", "delay 2",
+            "--task", f"group {group['id']} Motor_Speed=5", "--json").stdout)
+        assert [task["task_type"] for task in scene["tasks"]] == ["device", "delay", "group"] and scene["tasks"][2]["group_name"] == "Pets"
+        bad = stack.tether(alice, "scene", "create", "Bad", "--task", "delay 4000", check=False)
+        assert bad.returncode != 0 and "time" in bad.stderr, bad.stderr
+        assert json.loads(stack.tether(alice, "scene", "status", scene["id"], "--json").stdout)["status"] == 3
+        started = time.time()
+        finished = json.loads(stack.tether(alice, "scene", "run", scene["id"], "--wait", "--json").stdout)
+        assert finished["status"] == 1 and [step["step"] for step in finished["steps"]] == [0, 2], finished
+        assert time.time() - started >= 2
+        deadline = time.time() + 15
+        while json.loads(stack.tether(alice, "status", lamp["did"], "--json").stdout)["data"]["Motor_Speed"] != 5:
+            assert time.time() < deadline, "the scene's group task did not reach the device"
+            time.sleep(0.5)
+        stack.tether(alice, "scene", "delete", scene["id"])
         stack.tether(alice, "group", "delete", group["id"])
 
         stack.tether(alice, "schedule", "delete", created["id"])

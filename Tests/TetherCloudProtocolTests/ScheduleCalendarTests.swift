@@ -132,8 +132,9 @@ struct ScheduleCalendarTests {
         #expect(once.nextRun(after: Self.utc(2027, 1, 1)) == Self.utc(2030, 5, 5, 7))
         let fields = try ScheduleFieldsBody(json: ["did": "d", "time": "07:00", "repeat": "MON,Fri", "attrs": ["a": 1]])
         #expect(fields.recurrence.repetition == .weekly([.mon, .fri]))
-        #expect(try ScheduleFieldsBody(json: ["did": "d", "time": "07:00", "repeat": "None", "date": "2030-01-01", "attrs": ["a": 1]]).recurrence.repetition
-            == .once(ScheduleDate(year: 2030, month: 1, day: 1)!))
+        #expect(
+            try ScheduleFieldsBody(json: ["did": "d", "time": "07:00", "repeat": "None", "date": "2030-01-01", "attrs": ["a": 1]]).recurrence.repetition
+                == .once(ScheduleDate(year: 2030, month: 1, day: 1)!))
     }
 
     @Test("schedule bodies read back as written, in both raw codings; bad fields name themselves")
@@ -141,7 +142,8 @@ struct ScheduleCalendarTests {
         let fields = ScheduleFieldsBody(
             target: .device(did: "d1"),
             recurrence: ScheduleRecurrence(
-                repetition: .monthly([1, 15]), time: ScheduleTime(hour: 6, minute: 30)!, zone: Self.berlin, startDate: ScheduleDate(year: 2027, month: 1, day: 1)),
+                repetition: .monthly([1, 15]), time: ScheduleTime(hour: 6, minute: 30)!, zone: Self.berlin,
+                startDate: ScheduleDate(year: 2027, month: 1, day: 1)),
             enabled: false, remark: "lights", command: .attrs(["LED": true]), queueSeconds: 30)
         #expect(try ScheduleFieldsBody(json: try JSONValue.parse(fields.json.serialized())) == fields)
         #expect(fields.json["days"] == ["1", "15"] && fields.json["repeat"] == "day" && fields.json["end_date"] == "")
@@ -162,7 +164,8 @@ struct ScheduleCalendarTests {
         let change = ScheduleChangeBody(id: "sc_1", change: .deleted, did: "d1")
         #expect(try ScheduleChangeBody(json: change.json) == change)
         // The path's device wins over the body's; the common form takes the first target given.
-        #expect(try ScheduleFieldsBody(json: ["did": "x", "time": "07:00", "date": "2030-01-01", "attrs": ["a": 1]], did: "path").target == .device(did: "path"))
+        #expect(
+            try ScheduleFieldsBody(json: ["did": "x", "time": "07:00", "date": "2030-01-01", "attrs": ["a": 1]], did: "path").target == .device(did: "path"))
         #expect(try ScheduleFieldsBody(json: ["did": "", "group_id": 12, "time": "07:00", "repeat": "sun", "raw": "01"]).target == .group(id: "12"))
         #expect(throws: CloudBodyError.self) { try ScheduleFieldsBody(json: ["time": "07:00", "repeat": "sun", "raw": "01"]) }
         do throws(CloudBodyError) {
@@ -176,10 +179,14 @@ struct ScheduleCalendarTests {
     @Test("arbitrary schedule bodies are read or refused, never a crash; what is read writes back the same (bounded fuzz)")
     func fuzz() {
         var generator = SplitMix64(seed: 20_261_124)
-        let keys = ["did", "group_id", "scene_id", "time", "date", "repeat", "days", "start_date", "end_date", "enabled", "remark", "tz", "attrs", "raw", "binary_coding", "queue_ttl"]
+        let keys = [
+            "did", "group_id", "scene_id", "time", "date", "repeat", "days", "start_date", "end_date", "enabled", "remark", "tz", "attrs", "raw",
+            "binary_coding", "queue_ttl",
+        ]
         let values: [JSONValue] = [
             "07:00", "23:59", "24:00", "2027-02-28", "2028-02-29", "2027-02-29", "none", "day", "mon,tue", "sun,", ",", "", "Europe/Berlin", "UTC", "Mars/X",
-            "AQID", "0102", "zz", "hex", "base64", .int(0), .int(-1), .int(31), .int(Int64.max), .double(1.5), .bool(true), .null, ["1", "31"], ["0"], [.int(15)],
+            "AQID", "0102", "zz", "hex", "base64", .int(0), .int(-1), .int(31), .int(Int64.max), .double(1.5), .bool(true), .null, ["1", "31"], ["0"],
+            [.int(15)],
             ["a": 1], [:], .array([]),
         ]
         for _ in 0..<3_000 {

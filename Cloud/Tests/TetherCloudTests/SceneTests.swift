@@ -292,4 +292,35 @@ struct SceneTests {
             await databaseB.close()
         }
     }
+
+    @Test("the SDK: scenes made, run, read back with their run's steps, replaced and deleted")
+    func sdk() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let lamp = try await GatewayFixtures.device(cloud, product: product)
+            let name = "scener\(UInt32.random(in: 0...UInt32.max))"
+            _ = try await GatewayFixtures.user(cloud, boundTo: [lamp], name: name)
+            try await withTetherClient(configuration: try SharingMessageTests.cloudOnlyConfiguration(cloud), logger: GatewayFixtures.quietLogger) { client in
+                _ = try await client.account!.login(username: name, password: "Passw0rd!")
+                let fields = DeviceSceneFields(name: "Night", tasks: [DeviceSceneTask(.device(did: lamp.did, .attrs(["WorkMode": 2])))])
+                let scene = try await client.scenes.create(fields)
+                #expect(scene.name == "Night" && scene.tasks.first?.productKey == product.productKey)
+                #expect(try await client.scenes.list().map(\.id) == [scene.id])
+                #expect(try await client.scenes.status(of: scene.id).status == .notExecuted)
+                let runID = try await client.scenes.run(scene.id)
+                let run = try await client.scenes.status(of: scene.id)
+                #expect(run.runID == runID && run.status == .failed && run.steps.map(\.errorCode) == [9042], "the lamp is not connected")
+                let updated = try await client.scenes.update(scene.id, DeviceSceneFields(name: "Later", tasks: [DeviceSceneTask(.delay(seconds: 30))]))
+                #expect(updated.name == "Later")
+                #expect(try await client.scenes.scene(scene.id) == updated)
+                let refused = await #expect(throws: TetherError.self) {
+                    try await client.scenes.create(DeviceSceneFields(name: "Bad", tasks: [DeviceSceneTask(.device(did: lamp.did, .attrs(["WorkMode": 9])))]))
+                }
+                #expect(refused?.cloudCode == 9025)
+                try await client.scenes.delete(scene.id)
+                let gone = await #expect(throws: TetherError.self) { try await client.scenes.status(of: scene.id) }
+                #expect(gone?.cloudCode == 9220)
+            }
+        }
+    }
 }
