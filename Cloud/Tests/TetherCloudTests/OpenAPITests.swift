@@ -29,7 +29,7 @@ struct OpenAPITests {
                     #expect(code != .int(9999), "\(method) \(path) is documented but not routed")
                 }
             }
-            #expect(operations == 101)
+            #expect(operations == 107)
             // An undocumented path is not routed either.
             let unknown = try await cloud.call(.get, "/app/undocumented")
             #expect(unknown.errorCode == 9999)

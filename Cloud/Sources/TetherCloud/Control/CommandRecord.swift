@@ -38,6 +38,8 @@ public enum CommandSource: String, Codable, Sendable {
     case scheduler
     /// A scene an app ran.
     case scene
+    /// A linkage rule a device's event set off.
+    case rule
 }
 
 /// One command of the ledger.

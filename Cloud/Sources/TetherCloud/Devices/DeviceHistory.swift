@@ -20,10 +20,19 @@ public struct DeviceHistory: Sendable {
     func storeReports(
         _ reports: [(did: String, attrs: JSONObject)], atMs: Int64, rowsPerStatement: Int = Self.rowsPerStatement
     ) async throws -> [String: JSONObject] {
-        guard !reports.isEmpty else { return [:] }
+        try await storeReports(reports, atMs: atMs, rowsPerStatement: rowsPerStatement) { _ in () }.statuses
+    }
+
+    /// ``storeReports(_:atMs:rowsPerStatement:)`` with `alongside` written in the same
+    /// transaction (what the reports set off, such as rule events): both or neither.
+    func storeReports<Extra: Sendable>(
+        _ reports: [(did: String, attrs: JSONObject)], atMs: Int64, rowsPerStatement: Int = Self.rowsPerStatement,
+        alongside: @escaping @Sendable (any SQLExecutor) async throws -> Extra
+    ) async throws -> (statuses: [String: JSONObject], extra: Extra) {
+        guard !reports.isEmpty else { return ([:], try await alongside(database)) }
         var seen = Set<String>()
         let order = reports.map(\.did).filter { seen.insert($0).inserted }
-        return try await database.transaction { transaction -> [String: JSONObject] in
+        return try await database.transaction { transaction -> ([String: JSONObject], Extra) in
             var statuses: [String: JSONObject] = [:]
             for chunk in order.chunked(into: rowsPerStatement) {
                 let placeholders = (1...chunk.count).map { "$\($0)" }.joined(separator: ", ")
@@ -62,7 +71,7 @@ public struct DeviceHistory: Sendable {
                     binds
                 )
             }
-            return statuses
+            return (statuses, try await alongside(transaction))
         }
     }
 

@@ -73,9 +73,21 @@ extension DeviceGateway {
         }
         guard !posts.isEmpty else { return }
         let now = Clock.unixMilliseconds()
+        var ruleEvents: [(did: String, kind: RuleStore.Event.Kind, body: JSONValue)] = []
+        if let rules {
+            for post in posts where !post.accepted.isEmpty {
+                if await rules.watches(post.did) { ruleEvents.append((post.did, .data, .object(post.accepted))) }
+            }
+        }
         let statuses: [String: JSONObject]
+        let ruleEventIDs: [Int64]
         do {
-            statuses = try await history.storeReports(posts.filter { !$0.accepted.isEmpty }.map { (did: $0.did, attrs: $0.accepted) }, atMs: now)
+            // The events rules watch go in with the reports: both stored, or neither.
+            (statuses, ruleEventIDs) = try await history.storeReports(
+                posts.filter { !$0.accepted.isEmpty }.map { (did: $0.did, attrs: $0.accepted) }, atMs: now
+            ) { [ruleEvents] transaction in
+                try await RuleStore(transaction).enqueue(ruleEvents, atMs: now)
+            }
         } catch {
             logger.error("device reports could not be stored", metadata: ["count": "\(posts.count)", "error": "\(error)"])
             for post in posts {
@@ -105,6 +117,7 @@ extension DeviceGateway {
             answer(reply, topic: post.topic, to: post.principal)
             metrics.uplink(processed: true)
         }
+        if let rules, !ruleEventIDs.isEmpty { await rules.process(ids: ruleEventIDs) }
         let candidates = delivery.awaitingApplication.withLock { $0 }.intersection(statuses.keys)
         for did in candidates {
             do {
@@ -223,6 +236,7 @@ extension DeviceGateway {
         }
         await bus.publish(.event(did: did, identifier: identifier, kind: event.type.rawValue, values: values, atMs: now))
         await notices.event(did: did, identifier: identifier, type: event.type.rawValue, values: values)
+        await rules?.record(did: did, .event, body: ["identifier": .string(identifier), "type": .string(event.type.rawValue)])
         await forwarding.forward([
             ForwardedMessage(
                 kind: .event, productKey: productKey, deviceName: topic.device.deviceName, did: did, topic: topic.name,

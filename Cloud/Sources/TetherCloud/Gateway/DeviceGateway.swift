@@ -35,6 +35,7 @@ public final class DeviceGateway: Service, Sendable {
     let topology: DeviceTopologyLink
     let forwarding: DataForwarding
     let notices: DeviceNotices
+    let rules: RuleEngine?
     let presence: DevicePresence
     let registration: DeviceSelfRegistration
     let housekeeping: NodeHousekeeping
@@ -48,10 +49,12 @@ public final class DeviceGateway: Service, Sendable {
         var publisher: MQTTPrincipal
     }
 
-    public init(
+    /// - Parameter rules: what evaluates the node's linkage rules on the devices' events.
+    init(
         configuration: GatewayConfiguration, bindAddress: String, database: any SQLDatabase, bus: any ClusterBus, publicAddress: PublicAddress,
-        metrics: CloudMetrics = CloudMetrics(), logger: Logger
+        metrics: CloudMetrics = CloudMetrics(), rules: RuleEngine? = nil, logger: Logger
     ) {
+        self.rules = rules
         self.configuration = configuration
         self.bindAddress = bindAddress
         self.bus = bus
@@ -97,7 +100,7 @@ public final class DeviceGateway: Service, Sendable {
         shadows = DeviceShadowLink(broker: broker, connections: connections, documents: ShadowDocuments(database: database), logger: logger)
         presence = DevicePresence(
             nodeID: configuration.nodeID, broker: broker, database: database, history: history, catalogue: catalogue,
-            delivery: delivery, bus: bus, subDevices: subDevices, forwarding: forwarding, notices: notices, logger: logger
+            delivery: delivery, bus: bus, subDevices: subDevices, forwarding: forwarding, notices: notices, rules: rules, logger: logger
         )
         topology = DeviceTopologyLink(
             database: database, sessions: subDevices, presence: presence, timestampSkew: configuration.timestampSkew, logger: logger)

@@ -16,15 +16,17 @@ final class DevicePresence: Sendable {
     let subDevices: SubDeviceSessions
     let forwarding: DataForwarding
     let notices: DeviceNotices
+    let rules: RuleEngine?
     let logger: Logger
     /// When each device connected to this node, for telling stale cluster events from new ones.
     private let localConnections = Mutex<[String: Int64]>([:])
 
     init(
         nodeID: String, broker: MQTTBroker, database: any SQLDatabase, history: DeviceHistory, catalogue: DeviceCatalogue, delivery: CommandDelivery,
-        bus: any ClusterBus, subDevices: SubDeviceSessions, forwarding: DataForwarding, notices: DeviceNotices, logger: Logger
+        bus: any ClusterBus, subDevices: SubDeviceSessions, forwarding: DataForwarding, notices: DeviceNotices, rules: RuleEngine?, logger: Logger
     ) {
         self.notices = notices
+        self.rules = rules
         self.forwarding = forwarding
         self.subDevices = subDevices
         self.nodeID = nodeID
@@ -70,6 +72,7 @@ final class DevicePresence: Sendable {
         try await history.log(did: did, kind: .online, atMs: atMs, ip: remoteAddress)
         await bus.publish(.presence(did: did, online: true, node: nodeID, atMs: atMs))
         await forwardPresence(did: did, online: true, atMs: atMs)
+        await rules?.record(did: did, .online, body: ["at": .int(atMs)])
         logger.debug("device online", metadata: ["did": "\(did)", "remote": "\(remoteAddress)"])
         try await delivery.resume(did: did)
     }
@@ -82,6 +85,7 @@ final class DevicePresence: Sendable {
         await bus.publish(.presence(did: did, online: false, node: nodeID, atMs: atMs))
         await forwardPresence(did: did, online: false, atMs: atMs)
         await notices.offline(did: did)
+        await rules?.record(did: did, .offline, body: ["at": .int(atMs)])
         logger.debug("device offline", metadata: ["did": "\(did)", "reason": "\(reason?.rawValue ?? "")"])
     }
 

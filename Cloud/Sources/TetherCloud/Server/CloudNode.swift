@@ -26,6 +26,9 @@ public struct CloudNode: Sendable {
     let scheduleFiring: ScheduleFiring
     /// Takes scenes' and groups' due steps (a service; tests advance it by hand with their clock).
     let automationRunner: AutomationRunner
+    /// Evaluates linkage rules on the gateway's events (a service: it also takes events a node
+    /// that stopped left behind).
+    let ruleEngine: RuleEngine
     /// Where devices download firmware from (and users reach the API).
     public let publicAddress: PublicAddress
     let logger: Logger
@@ -84,11 +87,14 @@ public struct CloudNode: Sendable {
             logger: logger)
         automationRunner = AutomationRunner(
             database: database, bus: bus, control: automationControl, clock: clock, configuration: configuration.scheduler, logger: logger)
+        let ruleEngine = RuleEngine(
+            database: database, catalogue: catalogue, runner: automationRunner, configuration: configuration.scheduler, logger: logger)
+        self.ruleEngine = ruleEngine
         metricsListener = configuration.metricsAddress.map { MetricsListener(host: $0.host, port: $0.port, metrics: metrics, logger: logger) }
         gateway = configuration.gateway.map { gateway in
             DeviceGateway(
                 configuration: gateway, bindAddress: configuration.bindAddress, database: database, bus: bus, publicAddress: publicAddress, metrics: metrics,
-                logger: logger)
+                rules: ruleEngine, logger: logger)
         }
     }
 
@@ -124,13 +130,15 @@ public struct CloudNode: Sendable {
         HomeRoutes(accounts: accounts, homes: HomeService(database: database, bus: bus)).register(on: documented)
         ScheduleRoutes(accounts: accounts, schedules: schedules).register(on: documented)
         GroupRoutes(accounts: accounts, groups: GroupService(database: database, control: control)).register(on: documented)
+        RuleRoutes(accounts: accounts, rules: RuleService(database: database, catalogue: self.catalogue, engine: ruleEngine, clock: automationRunner.clock))
+            .register(on: documented)
         SceneRoutes(
             accounts: accounts, scenes: SceneService(database: database, catalogue: self.catalogue, runner: automationRunner, clock: automationRunner.clock)
         ).register(on: documented)
         FirmwareRoutes(catalogue: FirmwareCatalogue(database: database), downloads: FirmwareDownloads(database: database)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
         var services: [any Service] = [
-            bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger), scheduleFiring, automationRunner,
+            bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger), scheduleFiring, automationRunner, ruleEngine,
         ]
         if let gateway { services.append(gateway) }
         if let metricsListener { services.append(metricsListener) }

@@ -1,3 +1,4 @@
+import TetherCloudProtocol
 import TetherCore
 
 /// The named schemas of the document (`#/components/schemas/…`).
@@ -59,7 +60,7 @@ enum CloudSchemas {
                 "sent_at": ["type": "integer", "format": "int64", "nullable": true],
                 "queue_until": ["type": "integer", "format": "int64", "nullable": true],
                 "attrs": JSONSchema.empty, "raw": JSONSchema.string, "service": JSONSchema.string, "params": JSONSchema.empty, "output": JSONSchema.empty,
-                "upgrade": JSONSchema.ref("FirmwareUpgrade"), "source": ["type": "string", "enum": ["app", "scheduler", "scene"]],
+                "upgrade": JSONSchema.ref("FirmwareUpgrade"), "source": ["type": "string", "enum": ["app", "scheduler", "scene", "rule"]],
             ], required: ["id", "did", "kind", "state", "code", "message", "created_at", "updated_at", "sent_at", "queue_until", "source"]),
         "Schedule": JSONSchema.object(
             [
@@ -79,6 +80,35 @@ enum CloudSchemas {
                 "run_id": ["type": "string", "nullable": true, "description": "a group's or a scene's run"], "state": JSONSchema.string,
                 "error_code": ["type": "integer", "format": "int64", "nullable": true], "message": JSONSchema.string,
             ], required: ["id", "schedule_id", "planned_at", "fired_at", "command_id", "run_id", "state", "error_code", "message"]),
+        "Rule": JSONSchema.object(
+            [
+                "rule_id": JSONSchema.string, "name": JSONSchema.string("at most 64 bytes", maxLength: 64),
+                "remark": JSONSchema.string("at most 256 bytes", maxLength: 256), "did": JSONSchema.string("the device whose events trigger it", maxLength: 64),
+                "product_key": JSONSchema.string, "event": ["type": "string", "enum": ["online", "offline", "alert", "fault", "data"]],
+                "event_attr": JSONSchema.object(
+                    ["attr_name": JSONSchema.string, "value": ["type": "string", "enum": ["1", "0"]]], required: ["attr_name"]),
+                "interval": JSONSchema.integer(minimum: 0, maximum: RuleFieldsBody.maximumInterval),
+                "input": JSONSchema.array(
+                    JSONSchema.object(
+                        ["did": JSONSchema.string, "product_key": JSONSchema.string, "prefix": JSONSchema.string("letters, digits and _", maxLength: 32)],
+                        required: ["did", "product_key", "prefix"]), maxItems: RuleFieldsBody.maximumInputs),
+                "condition": JSONSchema.array(
+                    JSONSchema.array(
+                        JSONSchema.object(
+                            [
+                                "left": JSONSchema.string("prefix.name, a number, or a 'string'"),
+                                "opt": ["type": "string", "enum": [">", ">=", "<", "<=", "==", "!="]], "right": JSONSchema.string,
+                            ], required: ["left", "opt", "right"])), maxItems: RuleFieldsBody.maximumGroups),
+                "output": JSONSchema.array(
+                    JSONSchema.array(
+                        JSONSchema.object(
+                            [
+                                "type": ["type": "string", "enum": ["devctrl", "delay"]], "did": JSONSchema.string, "attrs": JSONSchema.empty,
+                                "raw": JSONSchema.array(JSONSchema.integer(minimum: 0, maximum: 255)), "delay": JSONSchema.integer(minimum: 1, maximum: 3600),
+                            ], required: ["type"])), maxItems: RuleFieldsBody.maximumGroups),
+                "created_at": JSONSchema.integer, "updated_at": JSONSchema.integer,
+                "last_fired_at": ["type": "integer", "format": "int64", "nullable": true],
+            ], required: ["name", "did", "product_key", "event", "output"]),
         "SceneTask": JSONSchema.object(
             [
                 "task_type": ["type": "string", "enum": ["delay", "device", "group"]],

@@ -1,0 +1,236 @@
+import Logging
+import ServiceLifecycle
+import Synchronization
+import TetherCloudProtocol
+import TetherCore
+
+/// Evaluates linkage rules on what devices do, once per event in a cluster.
+///
+/// The gateway writes each event of a device some rule watches (a report, an alert or error
+/// event, a presence change) into the `rule_events` outbox, a report in the same transaction as
+/// the report itself, and hands it here at once. An event is taken in one transaction that
+/// locks it, evaluates the rules it may set off, starts their outputs as an automation run
+/// (groups side by side, each stopping at its first failure) and deletes it: taken once, by one
+/// node. Events a node wrote but did not take (it stopped) are taken by any node after a few
+/// seconds (on PostgreSQL `FOR UPDATE SKIP LOCKED`).
+///
+/// An alert or fault rule on a data point fires on its transition (0→1 occurs, 1→0 recovers),
+/// kept in the rule's row so that any node sees the same history; on a thing-model event of type
+/// `alert` or `error` it fires when the event occurs. Conditions read the inputs' latest status;
+/// `interval` is kept in the rule's row too.
+final class RuleEngine: Service, Sendable {
+    let database: any SQLDatabase
+    let catalogue: DeviceCatalogue
+    let runner: AutomationRunner
+    let clock: any WallClock
+    let configuration: SchedulerConfiguration
+    let logger: Logger
+    /// The devices some rule watches, and when that was read (system milliseconds).
+    private let watched = Mutex<(readMs: Int64, dids: Set<String>)>((-1, []))
+
+    /// How stale the watched devices may be: a rule written on another node is seen this late.
+    static let refreshMs: Int64 = 1000
+    /// How old an event must be before another node takes it.
+    static let orphanMs: Int64 = 5000
+
+    init(database: any SQLDatabase, catalogue: DeviceCatalogue, runner: AutomationRunner, configuration: SchedulerConfiguration, logger: Logger) {
+        self.database = database
+        self.catalogue = catalogue
+        self.runner = runner
+        self.clock = runner.clock
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await self.process(ids: nil)
+                try? await Task.sleep(for: self.configuration.interval)
+            }
+        }
+    }
+
+    /// A rule was written here: the next event reads the watched devices again.
+    func rulesChanged() {
+        watched.withLock { $0.readMs = -1 }
+    }
+
+    /// Whether some rule watches `did`.
+    func watches(_ did: String) async -> Bool {
+        let now = Clock.unixMilliseconds()
+        let (readMs, dids) = watched.withLock { $0 }
+        if readMs >= 0, now - readMs < Self.refreshMs { return dids.contains(did) }
+        do {
+            let fresh = try await RuleStore(database).watchedDevices()
+            watched.withLock { $0 = (now, fresh) }
+            return fresh.contains(did)
+        } catch {
+            logger.warning("the devices rules watch could not be read", metadata: ["error": "\(error)"])
+            return dids.contains(did)
+        }
+    }
+
+    /// Writes a watched device's event (not a report: those go with the report's transaction)
+    /// and takes it.
+    func record(did: String, _ kind: RuleStore.Event.Kind, body: JSONValue) async {
+        guard await watches(did) else { return }
+        do {
+            let ids = try await RuleStore(database).enqueue([(did, kind, body)], atMs: Clock.unixMilliseconds())
+            await process(ids: ids)
+        } catch {
+            logger.error("a device's event could not be kept for its rules", metadata: ["did": "\(did)", "error": "\(error)"])
+        }
+    }
+
+    /// Takes events: those of `ids` (just written here), or else any left by a node that stopped.
+    func process(ids: [Int64]?) async {
+        do {
+            while true {
+                let (taken, runs) = try await batch(ids: ids)
+                for run in runs { try await runner.advanceDue(runID: run) }
+                if ids != nil || taken < configuration.batchSize { return }
+            }
+        } catch {
+            if !Task.isCancelled { logger.warning("rules could not be evaluated", metadata: ["error": "\(error)"]) }
+        }
+    }
+
+    private func batch(ids: [Int64]?) async throws -> (Int, [String]) {
+        let now = clock.nowMs()
+        let limit = configuration.batchSize
+        return try await database.transaction { transaction in
+            let store = RuleStore(transaction)
+            let events = try await store.lockEvents(ids: ids, beforeMs: Clock.unixMilliseconds() - Self.orphanMs, limit: limit)
+            var runs: [String] = []
+            for event in events {
+                // One event's failure is its own: rolled back to here, logged, and dropped.
+                try await transaction.query("SAVEPOINT rule_event")
+                do {
+                    runs += try await self.evaluate(event, nowMs: now, store: store, on: transaction)
+                    try await transaction.query("RELEASE SAVEPOINT rule_event")
+                } catch {
+                    try await transaction.query("ROLLBACK TO SAVEPOINT rule_event")
+                    self.logger.warning("a device's event could not be evaluated", metadata: ["did": "\(event.did)", "error": "\(error)"])
+                }
+                try await store.deleteEvent(event.id)
+            }
+            return (events.count, runs)
+        }
+    }
+
+    /// The rules `event` sets off; the runs of their outputs, started.
+    private func evaluate(_ event: RuleStore.Event, nowMs now: Int64, store: RuleStore, on transaction: any SQLExecutor) async throws -> [String] {
+        let kinds: [RuleEvent]
+        switch event.kind {
+        case .online: kinds = [.online]
+        case .offline: kinds = [.offline]
+        case .data: kinds = [.data, .alert, .fault]
+        case .event:
+            switch event.body["type"]?.stringValue {
+            case "alert": kinds = [.alert]
+            case "error": kinds = [.fault]
+            default: return []
+            }
+        }
+        var runs: [String] = []
+        for rule in try await store.rules(triggeredBy: event.did, events: kinds) {
+            let fields = rule.fields
+            switch fields.event {
+            case .online, .offline:
+                break
+            case .data:
+                guard event.kind == .data else { continue }
+            case .alert, .fault:
+                guard let attr = fields.eventAttr else { continue }
+                if event.kind == .data {
+                    guard let reported = event.body[attr.name], let value = Self.number(reported) else { continue }
+                    let active: Int64 = value != 0 ? 1 : 0
+                    guard try await store.transition(ruleID: rule.id, to: active), (active == 1) == attr.occurs else { continue }
+                } else {
+                    guard event.body["identifier"]?.stringValue == attr.name, attr.occurs else { continue }
+                }
+            }
+            guard try await holds(fields, store: store, on: transaction) else { continue }
+            guard try await store.claimFiring(ruleID: rule.id, nowMs: now) else { continue }
+            let lanes = fields.outputs.map { group in
+                group.map { step in
+                    switch step {
+                    case .delay(let seconds): SceneTaskBody(.delay(seconds: seconds))
+                    case .control(let did, .attrs(let attrs)): SceneTaskBody(.device(did: did, .attrs(attrs)))
+                    case .control(let did, .raw(let bytes)): SceneTaskBody(.device(did: did, .raw(bytes)))
+                    }
+                }
+            }
+            guard
+                let run = try await AutomationRunner.start(
+                    uid: rule.uid, appID: rule.appID, sceneID: nil, source: .rule, lanes: lanes, stopOnFailure: true, nowMs: now, on: transaction)
+            else {
+                logger.warning("a rule's user has too many automations running", metadata: ["rule": "\(rule.id)"])
+                continue
+            }
+            runs.append(run)
+        }
+        return runs
+    }
+
+    /// Whether any group of the rule's conditions holds on its inputs' latest status (a rule
+    /// without conditions always holds).
+    private func holds(_ fields: RuleFieldsBody, store: RuleStore, on transaction: any SQLExecutor) async throws -> Bool {
+        guard !fields.conditions.isEmpty else { return true }
+        let statuses = try await store.statuses(Array(Set(fields.inputs.map(\.did))))
+        var labels: [String: [String]] = [:]
+        for input in fields.inputs {
+            guard let model = try? await catalogue.model(input.productKey, on: transaction) else { continue }
+            for point in model.dataPoints {
+                if case .enumeration(let names) = point.type { labels["\(input.prefix).\(point.name)"] = names }
+            }
+        }
+        let inputs = Dictionary(fields.inputs.map { ($0.prefix, $0.did) }, uniquingKeysWith: { first, _ in first })
+        func value(_ operand: RuleOperand) -> (number: Double?, text: String?)? {
+            switch operand {
+            case .number(let number): return (number, nil)
+            case .string(let text): return (nil, text)
+            case .reference(let prefix, let name):
+                guard let did = inputs[prefix], let json = statuses[did]?[name] else { return nil }
+                if case .string(let text) = json { return (labels["\(prefix).\(name)"]?.firstIndex(of: text).map(Double.init), text) }
+                return Self.number(json).map { ($0, nil) }
+            }
+        }
+        return fields.conditions.contains { group in
+            group.allSatisfy { comparison in
+                guard let left = value(comparison.left), let right = value(comparison.right) else { return false }
+                return Self.compare(left, comparison.op, right)
+            }
+        }
+    }
+
+    static func compare(_ left: (number: Double?, text: String?), _ op: RuleOperator, _ right: (number: Double?, text: String?)) -> Bool {
+        if let a = left.number, let b = right.number {
+            switch op {
+            case .greater: return a > b
+            case .greaterOrEqual: return a >= b
+            case .less: return a < b
+            case .lessOrEqual: return a <= b
+            case .equal: return a == b
+            case .notEqual: return a != b
+            }
+        }
+        guard let a = left.text, let b = right.text else { return false }
+        switch op {
+        case .equal: return a == b
+        case .notEqual: return a != b
+        default: return false
+        }
+    }
+
+    /// A reported value as a number: bools as 1 and 0.
+    static func number(_ json: JSONValue) -> Double? {
+        switch json {
+        case .bool(let value): value ? 1 : 0
+        case .int(let value): Double(value)
+        case .double(let value): value
+        default: nil
+        }
+    }
+}
