@@ -11,6 +11,7 @@ struct TetherCommand: AsyncParsableCommand {
             Login.self, Register.self, Logout.self, WhoAmI.self, IoTToken.self,
             Devices.self, Bind.self, Unbind.self, Status.self, Write.self, Watch.self, RRPCCommand.self, ShadowCommand.self, PublishCommand.self,
             FirmwareCommand.self, ShareCommand.self, MessagesCommand.self, HomeCommand.self, ScheduleCommand.self, GroupCommand.self, SceneCommand.self,
+            RuleCommand.self,
             TuyaCommand.self,
             OnboardCommand.self,
             Demo.self, LAN.self, MQTT.self, ChannelCommand.self,

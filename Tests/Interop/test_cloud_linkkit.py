@@ -614,9 +614,10 @@ def test_linkkit_gateway_brings_its_sub_devices(cloud):
     assert cloud.process.poll() is None, "the cloud died during the test"
 
 
-def test_linkkit_devices_run_a_scene(cloud):
+def test_linkkit_devices_run_a_scene_and_a_rule(cloud):
     """A scene of a device task, a delay and a group task reaches two real linkkit lamps: the
-    first at once, both of the group after the delay, each as a property set they apply."""
+    first at once, both of the group after the delay, each as a property set they apply. Then a
+    rule: the first lamp's Overheat alert event switches the second lamp off."""
     app, first, session, user_headers = bound_lamp(cloud, "scenes", "scene01", "sceneuser")
     second = cloud.admin("device", "create", "--product", first["productKey"], "--name", "scene02")
     bound = json.loads(cloud.request("POST", "/app/bindings", {"devices": [{"did": second["did"], "passcode": second["passcode"]}]}, user_headers))
@@ -663,6 +664,18 @@ def test_linkkit_devices_run_a_scene(cloud):
                 assert time.time() < deadline, command
                 time.sleep(0.1)
             assert command["source"] == "scene" and command["state"] in ("acknowledged", "applied"), command
+
+        rule = json.loads(cloud.request("POST", "/app/rules", {
+            "name": "overheat", "did": first["did"], "product_key": first["productKey"], "event": "alert",
+            "event_attr": {"attr_name": "Overheat", "value": "1"},
+            "output": [[{"type": "devctrl", "did": second["did"], "attrs": {"LightSwitch": False}}]],
+        }, user_headers))
+        rc, _ = devices[0].lk.thing_trigger_event(("Overheat", {"Temperature": 91.0}))
+        assert rc == 0
+        devices[1].wait("changed", timeout=15)
+        assert devices[1].changes[-1] == {"LightSwitch": 0}
+        fired = json.loads(cloud.request("GET", f"/app/rules/{rule['rule_id']}", headers=user_headers))
+        assert fired["last_fired_at"] is not None
     finally:
         for device in devices:
             device.lk.destruct()

@@ -1,4 +1,4 @@
-"""Schedules, groups and scenes end to end with every part a process on loopback: `tether schedule` (the SDK in the
+"""Schedules, groups, scenes and rules end to end with every part a process on loopback: `tether schedule` (the SDK in the
 CLI) writes a schedule to `tether-cloud serve`, whose scheduler fires it on the real clock
 through the gateway to a device of `tether-agent simulate`; the run is in the schedule's log and
 the device reports the value. Bad fields are refused before anything is sent."""
@@ -91,6 +91,16 @@ def test_schedule_fires_on_the_device(stack):
         bad = stack.tether(alice, "scene", "create", "Bad", "--task", "delay 4000", check=False)
         assert bad.returncode != 0 and "time" in bad.stderr, bad.stderr
         assert json.loads(stack.tether(alice, "scene", "status", scene["id"], "--json").stdout)["status"] == 3
+        # A rule through the CLI: when the device reports Motor_Speed 5, its LED goes on.
+        assert json.loads(stack.tether(alice, "status", lamp["did"], "--json").stdout)["data"]["LED_OnOff"] is False
+        rule = json.loads(stack.tether(
+            alice, "rule", "create", "--name", "fast means light", "--did", lamp["did"], "--product-key", product["productKey"], "--event", "data",
+            "--input", f"pet={lamp['did']}@{product['productKey']}", "--when", "pet.Motor_Speed == 5", "--then", f"device {lamp['did']} LED_OnOff=true",
+            "--json").stdout)
+        assert rule["rule_id"].startswith("rl_") and rule["condition"] == [[{"left": "pet.Motor_Speed", "opt": "==", "right": "5"}]]
+        refused = stack.tether(alice, "rule", "create", "--name", "x", "--did", lamp["did"], "--product-key", product["productKey"], "--event", "alert",
+                               "--attr", "Motor_Speed", "--then", "delay 1", check=False)
+        assert refused.returncode != 0 and "9025" in refused.stderr, refused.stderr
         started = time.time()
         finished = json.loads(stack.tether(alice, "scene", "run", scene["id"], "--wait", "--json").stdout)
         assert finished["status"] == 1 and [step["step"] for step in finished["steps"]] == [0, 2], finished
@@ -99,6 +109,12 @@ def test_schedule_fires_on_the_device(stack):
         while json.loads(stack.tether(alice, "status", lamp["did"], "--json").stdout)["data"]["Motor_Speed"] != 5:
             assert time.time() < deadline, "the scene's group task did not reach the device"
             time.sleep(0.5)
+        deadline = time.time() + 15
+        while json.loads(stack.tether(alice, "status", lamp["did"], "--json").stdout)["data"]["LED_OnOff"] is not True:
+            assert time.time() < deadline, "the rule did not write the device"
+            time.sleep(0.5)
+        assert json.loads(stack.tether(alice, "rule", "show", rule["rule_id"], "--json").stdout)["last_fired_at"] is not None
+        stack.tether(alice, "rule", "delete", rule["rule_id"])
         stack.tether(alice, "scene", "delete", scene["id"])
         stack.tether(alice, "group", "delete", group["id"])
 
