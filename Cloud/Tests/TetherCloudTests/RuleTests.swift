@@ -278,4 +278,37 @@ struct RuleTests {
             await databaseB.close()
         }
     }
+
+    @Test("the SDK: rules made, listed, replaced and deleted; params; refusals with their codes")
+    func sdk() async throws {
+        try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let lamp = try await GatewayFixtures.device(cloud, product: product)
+            let name = "ruler\(UInt32.random(in: 0...UInt32.max))"
+            _ = try await GatewayFixtures.user(cloud, boundTo: [lamp], name: name)
+            try await withTetherClient(configuration: try SharingMessageTests.cloudOnlyConfiguration(cloud), logger: GatewayFixtures.quietLogger) { client in
+                _ = try await client.account!.login(username: name, password: "Passw0rd!")
+                let fields = LinkageRuleFields(
+                    name: "Off when offline", did: lamp.did, productKey: product.productKey, event: .offline,
+                    outputs: [[.control(did: lamp.did, .attrs(["LightSwitch": false]))]])
+                let rule = try await client.rules.create(fields)
+                #expect(rule.fields == fields && rule.id.hasPrefix("rl_"))
+                #expect(try await client.rules.list().map(\.id) == [rule.id])
+                var changed = fields
+                changed.interval = 30
+                #expect(try await client.rules.update(rule.id, changed).fields.interval == 30)
+                #expect(try await client.rules.rule(rule.id).fields.interval == 30)
+                let params = try await client.rules.params()
+                #expect(params[product.productKey]?.contains { $0.name == "Brightness" && $0.type == "int" } == true)
+                let refused = await #expect(throws: TetherError.self) {
+                    var bad = fields
+                    bad.outputs = [[.control(did: lamp.did, .attrs(["Brightness": 500]))]]
+                    _ = try await client.rules.create(bad)
+                }
+                #expect(refused?.cloudCode == 9025)
+                try await client.rules.delete(rule.id)
+                #expect(try await client.rules.list().isEmpty)
+            }
+        }
+    }
 }
