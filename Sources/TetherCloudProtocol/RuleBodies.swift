@@ -43,7 +43,7 @@ public enum RuleOperand: Sendable, Hashable, CustomStringConvertible {
             self = .string(String(text.dropFirst().dropLast()))
         } else if let number = Double(text), number.isFinite, !text.contains(where: { $0.isLetter && $0 != "e" && $0 != "E" }) {
             self = .number(number)
-        } else if let dot = text.firstIndex(of: "."), dot != text.startIndex, text.index(after: dot) != text.endIndex {
+        } else if let dot = text.firstIndex(of: "."), let first = text.first, first.isLetter || first == "_", text.index(after: dot) != text.endIndex {
             self = .reference(prefix: String(text[..<dot]), name: String(text[text.index(after: dot)...]))
         } else {
             return nil
@@ -168,8 +168,8 @@ public struct RuleFieldsBody: Sendable, Hashable {
             }
             let left = try Self.operand(item, "left")
             let right = try Self.operand(item, "right")
-            if case .string = left, case .string = right { throw CloudBodyError(field: item.name("left"), "or right must read data") }
-            if case .number = left, case .number = right { throw CloudBodyError(field: item.name("left"), "or right must read data") }
+            let reads = [left, right].contains { if case .reference = $0 { true } else { false } }
+            guard reads else { throw CloudBodyError(field: item.name("left"), "or right must read data") }
             if op != .equal && op != .notEqual, [left, right].contains(where: { if case .string = $0 { true } else { false } }) {
                 throw CloudBodyError(field: item.name("opt"), "compares strings with == and != only")
             }
@@ -195,8 +195,10 @@ public struct RuleFieldsBody: Sendable, Hashable {
 
     private static func prefix(_ reader: BodyReader) throws(CloudBodyError) -> String {
         let prefix = try reader.text("prefix")
-        guard prefix.utf8.count <= 32, prefix.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
-            throw CloudBodyError(field: reader.name("prefix"), "must be 1 to 32 letters, digits or _")
+        guard prefix.utf8.count <= 32, prefix.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }),
+            prefix.first?.isNumber == false
+        else {
+            throw CloudBodyError(field: reader.name("prefix"), "must be 1 to 32 letters, digits or _, not starting with a digit")
         }
         return prefix
     }

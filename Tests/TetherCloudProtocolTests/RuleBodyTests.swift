@@ -41,6 +41,7 @@ struct RuleBodyTests {
         #expect(RuleOperand(parsing: "'1'") == .string("1") && RuleOperand(parsing: "1") == .number(1) && RuleOperand(parsing: "-2.5e3") == .number(-2500))
         #expect(
             RuleOperand(parsing: "a.b.c") == .reference(prefix: "a", name: "b.c") && RuleOperand(parsing: "nope") == nil && RuleOperand(parsing: ".x") == nil)
+        #expect(RuleOperand(parsing: "1x.y") == nil && RuleOperand(parsing: "1.e5") == .number(100_000))
         #expect(RuleOperand.number(30).description == "30" && RuleOperand.number(0.5).description == "0.5")
         // An alert or fault rule watches occurrences unless told otherwise; a data rule has no attribute.
         var occurs = Self.valid
@@ -66,6 +67,8 @@ struct RuleBodyTests {
             (with("condition", [[["left": "device1.x", "opt": "=~", "right": "1"]]]), "condition[0][0].opt"),
             (with("condition", [[["left": "device1.x", "opt": "<", "right": "'a'"]]]), "condition[0][0].opt"),
             (with("condition", [[["left": "1", "opt": "<", "right": "2"]]]), "condition[0][0].left"),
+            (with("condition", [[["left": "'a'", "opt": "==", "right": "1"]]]), "condition[0][0].left"),
+            (with("input", [["did": "d1", "product_key": "pk", "prefix": "1st"]]), "input[0].prefix"),
             (with("condition", [[]]), "condition[0]"), (with("condition", "x"), "condition"),
             (with("output", nil), "output"), (with("output", []), "output"),
             (with("output", [[["type": "delay", "delay": 0]]]), "output[0][0].delay"),

@@ -43,7 +43,7 @@ struct Run: AsyncParsableCommand {
         let roundTrip = try await measureRoundTrips(appID: appID, device: devices[0], logger: logger)
         let rrpc = try await measureRRPC(appID: appID, device: devices[1], logger: logger)
         let invoke = try await measureInvokes(device: devices[2], logger: logger)
-        let posting = try await measurePosts(Array(devices[1...posters]), logger: logger)
+        let posting = try await Self.measurePosts(Array(devices[1...posters]), mqtt: mqtt, duration: duration, logger: logger)
         let memory = try await measureMemory(Array(devices.prefix(idle)), logger: logger)
         let ota = try await measureDownloads(document["firmware"], logger: logger)
 
@@ -174,15 +174,20 @@ struct Run: AsyncParsableCommand {
     }
 
     private func registerAndBind(appID: String, device: BenchDevice) async throws -> (uid: String, token: String) {
+        try await Self.registerAndBind(appID: appID, devices: [device], http: http)
+    }
+
+    /// A new user bound to `devices`.
+    static func registerAndBind(appID: String, devices: [BenchDevice], http: Int) async throws -> (uid: String, token: String) {
         let base = "http://127.0.0.1:\(http)"
         let user: JSONValue = ["username": .string("bench\(UInt32.random(in: 0...UInt32.max))"), "password": "Passw0rd!"]
         let registered = try await Self.post(base + "/app/users", user, headers: ["X-Gizwits-Application-Id": appID])
         guard let uid = registered["uid"]?.stringValue, let token = registered["token"]?.stringValue else {
             throw ValidationError("registration failed: \(registered.serialized())")
         }
-        let bound = try await Self.post(base + "/app/bindings", ["devices": [["did": .string(device.did), "passcode": .string(device.passcode)]]],
-                                        headers: ["X-Gizwits-Application-Id": appID, "X-Gizwits-User-token": token])
-        guard bound["success"]?.arrayValue?.count == 1 else { throw ValidationError("binding failed: \(bound.serialized())") }
+        let list = JSONValue.array(devices.map { ["did": .string($0.did), "passcode": .string($0.passcode)] })
+        let bound = try await Self.post(base + "/app/bindings", ["devices": list], headers: ["X-Gizwits-Application-Id": appID, "X-Gizwits-User-token": token])
+        guard bound["success"]?.arrayValue?.count == devices.count else { throw ValidationError("binding failed: \(bound.serialized())") }
         return (uid, token)
     }
 
@@ -237,15 +242,17 @@ struct Run: AsyncParsableCommand {
 
     // MARK: Posts per second
 
-    private func measurePosts(_ devices: [BenchDevice], logger: Logger) async throws -> (stored: Int, errors: Int, latency: Histogram<UInt64>) {
+    /// Devices posting as fast as their replies come back, for `duration` seconds from when all
+    /// are connected: the posts answered 200, the others, and the reply latency.
+    static func measurePosts(
+        _ devices: [BenchDevice], mqtt: Int, duration: Double, logger: Logger
+    ) async throws -> (stored: Int, errors: Int, latency: Histogram<UInt64>) {
         let stored = Locked(0)
         let errors = Locked(0)
         let histogram = Locked(Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three))
         let connected = Locked(0)
         let start = AsyncPromise<ContinuousClock.Instant, Never>()
         let deadline = Locked<ContinuousClock.Instant?>(nil)
-        let mqtt = self.mqtt
-        let duration = self.duration
         try await withThrowingTaskGroup(of: Void.self) { group in
             for device in devices {
                 group.addTask {

@@ -108,6 +108,8 @@ struct RuleTests {
 
             // Nobody else sees or changes them.
             let (stranger, guest, loggedOut) = try await GatewayFixtures.outsiders(cloud, of: house)
+            // A model is told only to users with a device of the product.
+            #expect(try await cloud.call(.get, "/app/rules/params?product_key=\(lampProduct.productKey)", token: stranger.token).errorCode == 9002)
             for outsider in [stranger, guest] {
                 #expect(try await cloud.call(.get, "/app/rules", token: outsider.token)["rules"] == [])
                 #expect(try await cloud.call(.get, "/app/rules/\(rule.id)", token: outsider.token).status == .notFound)

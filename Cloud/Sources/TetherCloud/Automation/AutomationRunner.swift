@@ -51,6 +51,7 @@ struct AutomationRunner: Service {
         on transaction: any SQLExecutor
     ) async throws -> String? {
         let store = AutomationRunStore(transaction)
+        try await UserStore(transaction).lockForCounting(uid: uid)
         guard try await store.runningCount(uid: uid) < maximumRunning else { return nil }
         let id = "ru_" + Secrets.hex(bytes: 10)
         try await store.insert(
@@ -92,11 +93,14 @@ struct AutomationRunner: Service {
                     runs.insert(lane.run.id)
                     // One lane's failure is its own: rolled back to here, recorded, ended.
                     try await transaction.query("SAVEPOINT automation_lane")
+                    // What a rolled-back lane sent is not delivered.
+                    let sent = commands
                     do {
                         try await advance(lane, nowMs: now, store: store, on: transaction, commands: &commands)
                         try await transaction.query("RELEASE SAVEPOINT automation_lane")
                     } catch {
                         try await transaction.query("ROLLBACK TO SAVEPOINT automation_lane")
+                        commands = sent
                         logger.warning("an automation's step could not be taken", metadata: ["run": "\(lane.run.id)", "error": "\(error)"])
                         try await store.record(
                             runID: lane.run.id,

@@ -72,12 +72,12 @@ final class RuleEngine: Service, Sendable {
     }
 
     /// Writes a watched device's event (not a report: those go with the report's transaction)
-    /// and takes it.
-    func record(did: String, _ kind: RuleStore.Event.Kind, body: JSONValue) async {
+    /// and takes it, unless `take` is false (a node stopping leaves it to the others).
+    func record(did: String, _ kind: RuleStore.Event.Kind, body: JSONValue, take: Bool = true) async {
         guard await watches(did) else { return }
         do {
             let ids = try await RuleStore(database).enqueue([(did, kind, body)], atMs: Clock.unixMilliseconds())
-            await process(ids: ids)
+            if take { await process(ids: ids) }
         } catch {
             logger.error("a device's event could not be kept for its rules", metadata: ["did": "\(did)", "error": "\(error)"])
         }
@@ -96,62 +96,98 @@ final class RuleEngine: Service, Sendable {
         }
     }
 
+    /// What a batch of events needs, read once for all of them: the rules their devices
+    /// trigger, the latest status of every device those rules read, and which of those devices
+    /// each rule's user is still bound to.
+    private struct Context {
+        var rules: [String: [RuleStore.Record]]
+        var statuses: [String: JSONObject]
+        var bindings: Set<String>
+        var labels: [String: [String]]
+
+        func isBound(_ uid: String, _ did: String) -> Bool { bindings.contains("\(uid)\u{1F}\(did)") }
+    }
+
     private func batch(ids: [Int64]?) async throws -> (Int, [String]) {
         let now = clock.nowMs()
         let limit = configuration.batchSize
         return try await database.transaction { transaction in
             let store = RuleStore(transaction)
             let events = try await store.lockEvents(ids: ids, beforeMs: Clock.unixMilliseconds() - Self.orphanMs, limit: limit)
+            if events.isEmpty { return (0, []) }
+            let context = try await self.context(for: events, store: store, on: transaction)
             var runs: [String] = []
             for event in events {
+                let candidates = Self.candidates(event, rules: context.rules[event.did] ?? [])
+                // Most events set nothing off: no statement beyond the batch's.
+                guard candidates.contains(where: { Self.mayWrite($0, event) || self.holds($0.fields, uid: $0.uid, context) }) else { continue }
                 // One event's failure is its own: rolled back to here, logged, and dropped.
                 try await transaction.query("SAVEPOINT rule_event")
                 do {
-                    runs += try await self.evaluate(event, nowMs: now, store: store, on: transaction)
+                    let started = try await self.fire(candidates, for: event, context: context, nowMs: now, store: store, on: transaction)
                     try await transaction.query("RELEASE SAVEPOINT rule_event")
+                    runs += started
                 } catch {
                     try await transaction.query("ROLLBACK TO SAVEPOINT rule_event")
                     self.logger.warning("a device's event could not be evaluated", metadata: ["did": "\(event.did)", "error": "\(error)"])
                 }
-                try await store.deleteEvent(event.id)
             }
+            try await store.deleteEvents(events.map(\.id))
             return (events.count, runs)
         }
     }
 
-    /// The rules `event` sets off; the runs of their outputs, started.
-    private func evaluate(_ event: RuleStore.Event, nowMs now: Int64, store: RuleStore, on transaction: any SQLExecutor) async throws -> [String] {
-        let kinds: [RuleEvent]
-        switch event.kind {
-        case .online: kinds = [.online]
-        case .offline: kinds = [.offline]
-        case .data: kinds = [.data, .alert, .fault]
-        case .event:
-            switch event.body["type"]?.stringValue {
-            case "alert": kinds = [.alert]
-            case "error": kinds = [.fault]
-            default: return []
-            }
-        }
-        var runs: [String] = []
-        for rule in try await store.rules(triggeredBy: event.did, events: kinds) {
-            let fields = rule.fields
-            switch fields.event {
-            case .online, .offline:
-                break
-            case .data:
-                guard event.kind == .data else { continue }
-            case .alert, .fault:
-                guard let attr = fields.eventAttr else { continue }
-                if event.kind == .data {
-                    guard let reported = event.body[attr.name], let value = Self.number(reported) else { continue }
-                    let active: Int64 = value != 0 ? 1 : 0
-                    guard try await store.transition(ruleID: rule.id, to: active), (active == 1) == attr.occurs else { continue }
-                } else {
-                    guard event.body["identifier"]?.stringValue == attr.name, attr.occurs else { continue }
+    private func context(for events: [RuleStore.Event], store: RuleStore, on transaction: any SQLExecutor) async throws -> Context {
+        let rules = try await store.rules(triggeredBy: Set(events.map(\.did)))
+        let inputs = Set(rules.values.joined().flatMap { $0.fields.inputs.map(\.did) })
+        var labels: [String: [String]] = [:]
+        for rule in rules.values.joined() {
+            for input in rule.fields.inputs where labels["\(input.productKey)\u{1F}"] == nil {
+                labels["\(input.productKey)\u{1F}"] = []
+                guard let model = try? await catalogue.model(input.productKey, on: transaction) else { continue }
+                for point in model.dataPoints {
+                    if case .enumeration(let names) = point.type { labels["\(input.productKey)\u{1F}\(point.name)"] = names }
                 }
             }
-            guard try await holds(fields, store: store, on: transaction) else { continue }
+        }
+        return Context(rules: rules, statuses: try await store.statuses(Array(inputs)), bindings: try await store.bindings(of: inputs), labels: labels)
+    }
+
+    /// The rules of the event's device that its kind may set off.
+    private static func candidates(_ event: RuleStore.Event, rules: [RuleStore.Record]) -> [RuleStore.Record] {
+        rules.filter { rule in
+            switch (rule.fields.event, event.kind) {
+            case (.online, .online), (.offline, .offline), (.data, .data): return true
+            case (.alert, .data), (.fault, .data):
+                return rule.fields.eventAttr.map { event.body[$0.name] != nil } ?? false
+            case (.alert, .event), (.fault, .event):
+                let type = rule.fields.event == .alert ? "alert" : "error"
+                return event.body["type"]?.stringValue == type && event.body["identifier"]?.stringValue == rule.fields.eventAttr?.name
+                    && rule.fields.eventAttr?.occurs == true
+            default: return false
+            }
+        }
+    }
+
+    /// Whether evaluating the rule on the event writes even when its conditions fail (an alert's
+    /// transition is kept whatever follows).
+    private static func mayWrite(_ rule: RuleStore.Record, _ event: RuleStore.Event) -> Bool {
+        (rule.fields.event == .alert || rule.fields.event == .fault) && event.kind == .data
+    }
+
+    /// Fires the candidates whose transition, conditions and interval allow; their runs.
+    private func fire(
+        _ candidates: [RuleStore.Record], for event: RuleStore.Event, context: Context, nowMs now: Int64, store: RuleStore, on transaction: any SQLExecutor
+    ) async throws -> [String] {
+        var runs: [String] = []
+        for rule in candidates {
+            let fields = rule.fields
+            if Self.mayWrite(rule, event), let attr = fields.eventAttr {
+                guard let value = event.body[attr.name].flatMap(Self.number) else { continue }
+                let active: Int64 = value != 0 ? 1 : 0
+                guard try await store.transition(ruleID: rule.id, to: active), (active == 1) == attr.occurs else { continue }
+            }
+            guard holds(fields, uid: rule.uid, context) else { continue }
             guard try await store.claimFiring(ruleID: rule.id, nowMs: now) else { continue }
             let lanes = fields.outputs.map { group in
                 group.map { step in
@@ -175,25 +211,21 @@ final class RuleEngine: Service, Sendable {
     }
 
     /// Whether any group of the rule's conditions holds on its inputs' latest status (a rule
-    /// without conditions always holds).
-    private func holds(_ fields: RuleFieldsBody, store: RuleStore, on transaction: any SQLExecutor) async throws -> Bool {
+    /// without conditions always holds). An input the rule's user is no longer bound to reads as
+    /// nothing: its comparisons fail.
+    private func holds(_ fields: RuleFieldsBody, uid: String, _ context: Context) -> Bool {
         guard !fields.conditions.isEmpty else { return true }
-        let statuses = try await store.statuses(Array(Set(fields.inputs.map(\.did))))
-        var labels: [String: [String]] = [:]
-        for input in fields.inputs {
-            guard let model = try? await catalogue.model(input.productKey, on: transaction) else { continue }
-            for point in model.dataPoints {
-                if case .enumeration(let names) = point.type { labels["\(input.prefix).\(point.name)"] = names }
-            }
-        }
-        let inputs = Dictionary(fields.inputs.map { ($0.prefix, $0.did) }, uniquingKeysWith: { first, _ in first })
+        var inputs: [String: RuleInput] = [:]
+        for input in fields.inputs where inputs[input.prefix] == nil { inputs[input.prefix] = input }
         func value(_ operand: RuleOperand) -> (number: Double?, text: String?)? {
             switch operand {
             case .number(let number): return (number, nil)
             case .string(let text): return (nil, text)
             case .reference(let prefix, let name):
-                guard let did = inputs[prefix], let json = statuses[did]?[name] else { return nil }
-                if case .string(let text) = json { return (labels["\(prefix).\(name)"]?.firstIndex(of: text).map(Double.init), text) }
+                guard let input = inputs[prefix], context.isBound(uid, input.did), let json = context.statuses[input.did]?[name] else { return nil }
+                if case .string(let text) = json {
+                    return (context.labels["\(input.productKey)\u{1F}\(name)"]?.firstIndex(of: text).map(Double.init), text)
+                }
                 return Self.number(json).map { ($0, nil) }
             }
         }

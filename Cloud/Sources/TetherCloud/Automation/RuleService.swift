@@ -56,14 +56,13 @@ struct RuleService: Sendable {
     }
 
     /// The data points rules may use, per product: those asked for, or every product of the
-    /// devices the user is bound to.
+    /// devices the user is bound to. Only those products: a model is not told to strangers.
     func params(_ user: AuthenticatedUser, productKeys: [String]) async throws -> [String: [RuleParamBody]] {
-        let keys = productKeys.isEmpty ? try await RuleStore(database).boundProducts(uid: user.uid) : productKeys
+        let own = try await RuleStore(database).boundProducts(uid: user.uid)
+        let keys = productKeys.isEmpty ? own : productKeys
         var params: [String: [RuleParamBody]] = [:]
         for key in keys {
-            guard key.utf8.count <= 64, try await ProductStore(database).find(key) != nil else {
-                throw CloudAPIError.productKeyInvalid(detail: "no product \(key)")
-            }
+            guard own.contains(key) else { throw CloudAPIError.productKeyInvalid(detail: "no product \(key) among your devices") }
             params[key] = try await catalogue.model(key).dataPoints.map { point in
                 switch point.type {
                 case .bool: RuleParamBody(name: point.name, displayName: point.displayName, type: "bool")

@@ -90,11 +90,14 @@ struct ScheduleFiring: Service {
                 case .schedule(let schedule):
                     // One schedule's failure is its own: rolled back to here, logged, passed over.
                     try await transaction.query("SAVEPOINT schedule_run")
+                    // What a rolled-back schedule sent and counted is not delivered nor reported.
+                    let before = batch
                     do {
                         try await runs(of: schedule, nowMs: now, graceMs: graceMs, store: store, on: transaction, into: &batch)
                         try await transaction.query("RELEASE SAVEPOINT schedule_run")
                     } catch {
                         try await transaction.query("ROLLBACK TO SAVEPOINT schedule_run")
+                        batch = before
                         logger.warning("a schedule could not be fired", metadata: ["schedule": "\(schedule.id)", "error": "\(error)"])
                         let planned = schedule.nextRunMs ?? now
                         try await store.logRun(

@@ -35,8 +35,7 @@ struct ScheduleService: Sendable {
             guard counts.device < limits.maximumPerDevice else {
                 throw CloudAPIError.formInvalid(detail: "a device has at most \(limits.maximumPerDevice) of your schedules")
             }
-            // The binding may have gone since the check (its foreign key would refuse the row).
-            if let did = fields.target.did, try await !BindingStore(transaction).isBound(user.uid, did: did) { throw CloudAPIError.deviceNotBound() }
+            try await Self.recheck(fields.target, uid: user.uid, on: transaction)
             try await store.insert(record)
         }
         await bus.publish(.schedules(uid: user.uid, ScheduleChangeBody(id: record.id, change: .created, did: fields.target.did)))
@@ -59,6 +58,7 @@ struct ScheduleService: Sendable {
                     throw CloudAPIError.formInvalid(detail: "a device has at most \(limits.maximumPerDevice) of your schedules")
                 }
             }
+            try await Self.recheck(fields.target, uid: user.uid, on: transaction)
             let after = max(now, try await store.lastPlanned(scheduleID: id) ?? now)
             record.productKey = productKey
             record.fields = fields
@@ -133,6 +133,20 @@ struct ScheduleService: Sendable {
                 throw CloudAPIError.sceneNotFound(detail: "no scene \(id) of yours")
             }
             return ""
+        }
+    }
+
+    /// The target is still there, on the transaction that writes the schedule: a device's binding
+    /// (its foreign key would refuse the row), a group or a scene (deleted meanwhile, it would
+    /// leave a schedule refused at every run).
+    private static func recheck(_ target: ScheduleTarget, uid: String, on transaction: any SQLExecutor) async throws {
+        switch target {
+        case .device(let did):
+            guard try await BindingStore(transaction).isBound(uid, did: did) else { throw CloudAPIError.deviceNotBound() }
+        case .group(let id):
+            guard try await GroupStore(transaction).find(id: id, uid: uid) != nil else { throw CloudAPIError.groupNotFound(detail: "no group \(id) of yours") }
+        case .scene(let id):
+            guard try await SceneStore(transaction).find(id: id, uid: uid) != nil else { throw CloudAPIError.sceneNotFound(detail: "no scene \(id) of yours") }
         }
     }
 

@@ -107,7 +107,7 @@ public final class DeviceGateway: Service, Sendable {
         registration = DeviceSelfRegistration(broker: broker, database: database, logger: logger)
         housekeeping = NodeHousekeeping(
             nodeID: configuration.nodeID, database: database, ledger: ledger, history: history, bus: bus,
-            answerTimeoutMs: answerTimeoutMs, nodeTimeoutMs: configuration.nodeTimeoutSeconds * 1000, logger: logger
+            answerTimeoutMs: answerTimeoutMs, nodeTimeoutMs: configuration.nodeTimeoutSeconds * 1000, rules: rules, logger: logger
         )
     }
 

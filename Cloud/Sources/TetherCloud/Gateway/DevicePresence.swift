@@ -113,6 +113,7 @@ final class DevicePresence: Sendable {
         for did in try await devices.markOffline(heldBy: nodeID, atMs: now) {
             try await history.log(did: did, kind: .offline, atMs: now, body: ["reason": "gateway stopped"])
             await bus.publish(.presence(did: did, online: false, node: nodeID, atMs: now))
+            await rules?.record(did: did, .offline, body: ["at": .int(now)], take: false)
         }
     }
 }

@@ -11,6 +11,7 @@ struct NodeHousekeeping: Sendable {
     let bus: any ClusterBus
     let answerTimeoutMs: Int64
     let nodeTimeoutMs: Int64
+    let rules: RuleEngine?
     let logger: Logger
 
     func heartbeat() async throws {
@@ -45,6 +46,7 @@ struct NodeHousekeeping: Sendable {
         for did in try await DeviceStore(database).markOfflineOnDeadNodes(atMs: now, aliveSinceMs: now - nodeTimeoutMs) {
             try await history.log(did: did, kind: .offline, atMs: now, body: ["reason": "node gone"])
             await bus.publish(.presence(did: did, online: false, node: nil, atMs: now))
+            await rules?.record(did: did, .offline, body: ["at": .int(now)])
         }
     }
 

@@ -34,7 +34,7 @@ struct AutomationRunStore: Sendable {
 
     enum Due: Sendable {
         case lane(Lane)
-        /// A lane whose steps cannot be read (written by a newer version, or damaged).
+        /// A lane whose steps or run cannot be read (written by a newer version, or damaged).
         case unreadable(runID: String, lane: Int64)
     }
 
@@ -69,7 +69,8 @@ struct AutomationRunStore: Sendable {
     /// Locks lanes whose next step is due by `nowMs`, oldest first; on PostgreSQL skipping those
     /// another node holds. `runID` limits it to one run's lanes.
     func lockDue(nowMs: Int64, limit: Int, runID: String? = nil) async throws(StorageError) -> [Due] {
-        let lock = executor.dialect == .postgres ? " FOR UPDATE OF l SKIP LOCKED" : ""
+        // The run's row with its lanes: the node that takes a lane is the one that may end its run.
+        let lock = executor.dialect == .postgres ? " FOR UPDATE OF l, r SKIP LOCKED" : ""
         var binds: [SQLValue] = [.int(nowMs), .int(Int64(limit))]
         var filter = ""
         if let runID {
@@ -87,11 +88,11 @@ struct AutomationRunStore: Sendable {
             let runID = try row.text("run_id")
             let lane = try row.int("lane")
             guard let json = try? JSONValue.parse(try row.text("steps")), let items = json.arrayValue,
-                let steps = try? items.map({ item throws(CloudBodyError) in try SceneTaskBody(json: item) })
+                let steps = try? items.map({ item throws(CloudBodyError) in try SceneTaskBody(json: item) }), let run = try? Self.run(row)
             else { return .unreadable(runID: runID, lane: lane) }
             return .lane(
                 Lane(
-                    run: try Self.run(row), lane: lane, steps: steps, nextStep: try row.int("next_step"), stopOnFailure: try row.bool("stop_on_failure"),
+                    run: run, lane: lane, steps: steps, nextStep: try row.int("next_step"), stopOnFailure: try row.bool("stop_on_failure"),
                     failed: try row.bool("failed")))
         }
     }

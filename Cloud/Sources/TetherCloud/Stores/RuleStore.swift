@@ -89,12 +89,26 @@ struct RuleStore: Sendable {
         Set(try await executor.query("SELECT DISTINCT did FROM rules").map { row throws(StorageError) in try row.text("did") })
     }
 
-    /// The rules `did` sets off on `events`; a rule that cannot be read is left out.
-    func rules(triggeredBy did: String, events: [RuleEvent]) async throws(StorageError) -> [Record] {
-        let placeholders = events.indices.map { "$\($0 + 2)" }.joined(separator: ", ")
-        return try await executor.query(
-            "SELECT * FROM rules WHERE did = $1 AND event IN (\(placeholders)) ORDER BY created_at, id", [.text(did)] + events.map { .text($0.rawValue) }
+    /// The rules each of `dids` triggers, oldest first; a rule that cannot be read is left out.
+    func rules(triggeredBy dids: Set<String>) async throws(StorageError) -> [String: [Record]] {
+        guard !dids.isEmpty else { return [:] }
+        let list = dids.sorted()
+        let placeholders = list.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+        let records = try await executor.query(
+            "SELECT * FROM rules WHERE did IN (\(placeholders)) ORDER BY created_at, id", list.map(SQLValue.text)
         ).compactMap { row in try? Self.record(row) }
+        return Dictionary(grouping: records, by: \.fields.did)
+    }
+
+    /// Which of the (user, device) pairs among `dids` are bindings.
+    func bindings(of dids: Set<String>) async throws(StorageError) -> Set<String> {
+        guard !dids.isEmpty else { return [] }
+        let list = dids.sorted()
+        let placeholders = list.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+        return Set(
+            try await executor.query("SELECT uid, did FROM bindings WHERE did IN (\(placeholders))", list.map(SQLValue.text)).map {
+                row throws(StorageError) in "\(try row.text("uid"))\u{1F}\(try row.text("did"))"
+            })
     }
 
     /// Records the value of the rule's alert or fault; true when it changed (a transition). A
@@ -134,19 +148,28 @@ struct RuleStore: Sendable {
 
     // MARK: The outbox
 
-    /// Writes events; their ids.
+    /// Writes events, many to a statement; their ids.
     @discardableResult
     func enqueue(_ events: [(did: String, kind: Event.Kind, body: JSONValue)], atMs: Int64) async throws(StorageError) -> [Int64] {
         var ids: [Int64] = []
-        for event in events {
-            if let row = try await executor.first(
-                "INSERT INTO rule_events (did, kind, body, created_ms) VALUES ($1, $2, $3, $4) RETURNING id", .text(event.did), .text(event.kind.rawValue),
-                .text(event.body.serialized()), .int(atMs))
+        var start = 0
+        while start < events.count {
+            let chunk = events[start..<min(events.count, start + 200)]
+            var binds: [SQLValue] = []
+            var rows: [String] = []
+            for event in chunk {
+                let base = binds.count
+                rows.append("($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4))")
+                binds += [.text(event.did), .text(event.kind.rawValue), .text(event.body.serialized()), .int(atMs)]
+            }
+            for row in try await executor.query(
+                "INSERT INTO rule_events (did, kind, body, created_ms) VALUES \(rows.joined(separator: ", ")) RETURNING id", binds)
             {
                 ids.append(try row.int("id"))
             }
+            start += chunk.count
         }
-        return ids
+        return ids.sorted()
     }
 
     /// Locks events to take, oldest first: those of `ids`, or any written before `beforeMs` (a
@@ -170,7 +193,9 @@ struct RuleStore: Sendable {
         }
     }
 
-    func deleteEvent(_ id: Int64) async throws(StorageError) {
-        try await executor.query("DELETE FROM rule_events WHERE id = $1", .int(id))
+    func deleteEvents(_ ids: [Int64]) async throws(StorageError) {
+        guard !ids.isEmpty else { return }
+        let placeholders = ids.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+        try await executor.query("DELETE FROM rule_events WHERE id IN (\(placeholders))", ids.map(SQLValue.int))
     }
 }
