@@ -105,13 +105,7 @@ struct GroupTests {
             try await GatewayFixtures.withDevice(cloud, first) { one in
                 try await GatewayFixtures.withDevice(cloud, second) { two in
                     let downlinks = [one.downlinks(), two.downlinks()]
-                    try await GatewayFixtures.waitUntil("both lamps are online") {
-                        var online = 0
-                        for device in [first, second] where try await cloud.call(.get, "/app/devices/\(device.did)", token: user.token)["is_online"] == true {
-                            online += 1
-                        }
-                        return online == 2
-                    }
+                    try await AutomationFixtures.waitOnline(cloud, user, [first, second])
                     #expect(
                         try await cloud.call(.post, "/app/group/\(group.id)/control", token: user.token, json: ["attrs": ["Brightness": 1000]]).errorCode == 9025)
                     let answer = try await cloud.call(.post, "/app/group/\(group.id)/control", token: user.token, json: ["attrs": ["Brightness": 30]])
@@ -135,12 +129,7 @@ struct GroupTests {
     @Test("the SDK: groups made, filled, written to and deleted")
     func sdk() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let lamp = try await GatewayFixtures.device(cloud, product: product)
-            let name = "grouper\(UInt32.random(in: 0...UInt32.max))"
-            _ = try await GatewayFixtures.user(cloud, boundTo: [lamp], name: name)
-            try await withTetherClient(configuration: try SharingMessageTests.cloudOnlyConfiguration(cloud), logger: GatewayFixtures.quietLogger) { client in
-                _ = try await client.account!.login(username: name, password: "Passw0rd!")
+            try await AutomationFixtures.withSDKUser(cloud) { client, product, lamp in
                 let group = try await client.groups.create(name: "Porch", productKey: product.productKey)
                 #expect(try await client.groups.list().map(\.id) == [group.id])
                 let change = try await client.groups.add([lamp.did, "missing"], to: group.id)

@@ -165,9 +165,7 @@ struct RuleTests {
 
             try await GatewayFixtures.withDevice(cloud, other) { receiver in
                 let downlinks = receiver.downlinks()
-                try await GatewayFixtures.waitUntil("the other house is online") {
-                    try await cloud.call(.get, "/app/devices/\(other.did)", token: user.token)["is_online"] == true
-                }
+                try await AutomationFixtures.waitOnline(cloud, user, [other])
                 func expectSet(_ params: JSONValue) async throws {
                     let set = try await GatewayFixtures.nextDownlink(downlinks)
                     #expect(set.topic.topic == .propertySet && set.request?.params == params)
@@ -224,9 +222,7 @@ struct RuleTests {
                 ).errorCode == 9025)
             try await GatewayFixtures.withDevice(cloud, other) { receiver in
                 let downlinks = receiver.downlinks()
-                try await GatewayFixtures.waitUntil("the other lamp is online") {
-                    try await cloud.call(.get, "/app/devices/\(other.did)", token: user.token)["is_online"] == true
-                }
+                try await AutomationFixtures.waitOnline(cloud, user, [other])
                 try await GatewayFixtures.withDevice(cloud, hot) { trigger in
                     #expect(try await trigger.postEvent("Overheat", value: ["Temperature": .double(88.5)]).code == 200)
                     let set = try await GatewayFixtures.nextDownlink(downlinks)
@@ -238,9 +234,7 @@ struct RuleTests {
 
     @Test("two nodes on PostgreSQL take 30 events a stopped node left behind: each sets its rule off once")
     func twoNodesTakeEachEventOnce() async throws {
-        try await TestEngine.postgres.withFreshDatabase { url in
-            let databaseA = try await url.open(logger: TestEngine.logger)
-            let databaseB = try await url.open(logger: TestEngine.logger)
+        try await AutomationFixtures.withTwoNodes { databaseA, databaseB in
             try await CloudHarness.serve(database: databaseA, gateway: CloudHarness.testGateway, configure: ScheduleTests.handFired) { cloud in
                 let product = try await GatewayFixtures.lampProduct(cloud)
                 let (trigger, target) = (try await GatewayFixtures.device(cloud, product: product), try await GatewayFixtures.device(cloud, product: product))
@@ -252,9 +246,7 @@ struct RuleTests {
                         "output": [[Self.control(target.did, ["LightSwitch": true])]],
                     ])
                 try await GatewayFixtures.withDevice(cloud, target) { _ in
-                    try await GatewayFixtures.waitUntil("the target is online") {
-                        try await cloud.call(.get, "/app/devices/\(target.did)", token: user.token)["is_online"] == true
-                    }
+                    try await AutomationFixtures.waitOnline(cloud, user, [target])
                     // Left by a node that stopped before taking them.
                     let events = (0..<30).map { index in
                         (did: trigger.did, kind: RuleStore.Event.Kind.data, body: JSONValue.object(["Brightness": .int(Int64(index))]))
@@ -276,20 +268,13 @@ struct RuleTests {
                     #expect(try await databaseA.first("SELECT COUNT(*) AS n FROM commands WHERE source = 'rule'")?.int("n") == 30)
                 }
             }
-            await databaseA.close()
-            await databaseB.close()
         }
     }
 
     @Test("the SDK: rules made, listed, replaced and deleted; params; refusals with their codes")
     func sdk() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let lamp = try await GatewayFixtures.device(cloud, product: product)
-            let name = "ruler\(UInt32.random(in: 0...UInt32.max))"
-            _ = try await GatewayFixtures.user(cloud, boundTo: [lamp], name: name)
-            try await withTetherClient(configuration: try SharingMessageTests.cloudOnlyConfiguration(cloud), logger: GatewayFixtures.quietLogger) { client in
-                _ = try await client.account!.login(username: name, password: "Passw0rd!")
+            try await AutomationFixtures.withSDKUser(cloud) { client, product, lamp in
                 let fields = LinkageRuleFields(
                     name: "Off when offline", did: lamp.did, productKey: product.productKey, event: .offline,
                     outputs: [[.control(did: lamp.did, .attrs(["LightSwitch": false]))]])

@@ -143,13 +143,7 @@ struct SceneTests {
             try await GatewayFixtures.withDevice(cloud, first) { one in
                 try await GatewayFixtures.withDevice(cloud, second) { two in
                     let downlinks = [one.downlinks(), two.downlinks()]
-                    try await GatewayFixtures.waitUntil("both lamps are online") {
-                        var online = 0
-                        for device in [first, second] where try await cloud.call(.get, "/app/devices/\(device.did)", token: user.token)["is_online"] == true {
-                            online += 1
-                        }
-                        return online == 2
-                    }
+                    try await AutomationFixtures.waitOnline(cloud, user, [first, second])
                     let runID = try await Self.start(cloud, user, scene.id)
                     // The device task went before the answer: the enum by its index.
                     let mode = try await GatewayFixtures.nextDownlink(downlinks[0])
@@ -251,19 +245,11 @@ struct SceneTests {
     @Test("two nodes on PostgreSQL: 40 runs' delayed steps taken once each, not twice")
     func twoNodesTakeEachStepOnce() async throws {
         let clock = ManualWallClock(unixSeconds: ScheduleTests.utc(2027, 6, 1, 12))
-        try await TestEngine.postgres.withFreshDatabase { url in
-            let databaseA = try await url.open(logger: TestEngine.logger)
-            let databaseB = try await url.open(logger: TestEngine.logger)
-            let small: @Sendable (inout CloudConfiguration) -> Void = {
-                $0.scheduler.interval = .seconds(3600)
-                $0.scheduler.batchSize = 7
-            }
-            try await CloudHarness.serve(database: databaseA, gateway: CloudHarness.testGateway, clock: clock, configure: small) { cloud in
+        try await AutomationFixtures.withTwoNodes { databaseA, databaseB in
+            try await CloudHarness.serve(database: databaseA, gateway: CloudHarness.testGateway, clock: clock, configure: AutomationFixtures.smallBatches) { cloud in
                 let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
                 try await GatewayFixtures.withDevice(cloud, device) { _ in
-                    try await GatewayFixtures.waitUntil("the lamp is online") {
-                        try await cloud.call(.get, "/app/devices/\(device.did)", token: user.token)["is_online"] == true
-                    }
+                    try await AutomationFixtures.waitOnline(cloud, user, [device])
                     let scene = try await Self.create(
                         cloud, user,
                         [
@@ -288,20 +274,13 @@ struct SceneTests {
                     #expect(try runs?.int("n") == 40)
                 }
             }
-            await databaseA.close()
-            await databaseB.close()
         }
     }
 
     @Test("the SDK: scenes made, run, read back with their run's steps, replaced and deleted")
     func sdk() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let lamp = try await GatewayFixtures.device(cloud, product: product)
-            let name = "scener\(UInt32.random(in: 0...UInt32.max))"
-            _ = try await GatewayFixtures.user(cloud, boundTo: [lamp], name: name)
-            try await withTetherClient(configuration: try SharingMessageTests.cloudOnlyConfiguration(cloud), logger: GatewayFixtures.quietLogger) { client in
-                _ = try await client.account!.login(username: name, password: "Passw0rd!")
+            try await AutomationFixtures.withSDKUser(cloud) { client, product, lamp in
                 let fields = DeviceSceneFields(name: "Night", tasks: [DeviceSceneTask(.device(did: lamp.did, .attrs(["WorkMode": 2])))])
                 let scene = try await client.scenes.create(fields)
                 #expect(scene.name == "Night" && scene.tasks.first?.productKey == product.productKey)

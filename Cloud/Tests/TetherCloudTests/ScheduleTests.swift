@@ -411,14 +411,8 @@ struct ScheduleTests {
     @Test("two nodes on PostgreSQL: 100 schedules due at the same instant fire 100 times, not 200")
     func twoNodesFireOnce() async throws {
         let clock = ManualWallClock(unixSeconds: Self.utc(2027, 6, 1, 12))
-        try await TestEngine.postgres.withFreshDatabase { url in
-            let databaseA = try await url.open(logger: TestEngine.logger)
-            let databaseB = try await url.open(logger: TestEngine.logger)
-            let small: @Sendable (inout CloudConfiguration) -> Void = {
-                $0.scheduler.interval = .seconds(3600)
-                $0.scheduler.batchSize = 7
-            }
-            try await CloudHarness.serve(database: databaseA, gateway: CloudHarness.testGateway, clock: clock, configure: small) { cloud in
+        try await AutomationFixtures.withTwoNodes { databaseA, databaseB in
+            try await CloudHarness.serve(database: databaseA, gateway: CloudHarness.testGateway, clock: clock, configure: AutomationFixtures.smallBatches) { cloud in
                 let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
                 // 1 June 2027 is a Tuesday: all hundred are due at 13:00 today.
                 for brightness in 0..<100 {
@@ -446,8 +440,6 @@ struct ScheduleTests {
                 #expect(try commands?.int("n") == 100)
                 #expect(try await nodeB.fireDue() == .init())
             }
-            await databaseA.close()
-            await databaseB.close()
         }
     }
 }
