@@ -205,12 +205,11 @@ struct RuleTests {
             let hot = try await GatewayFixtures.device(cloud, product: product)
             let other = try await GatewayFixtures.device(cloud, product: product)
             let user = try await GatewayFixtures.user(cloud, boundTo: [hot, other])
-            _ = try await Self.create(
-                cloud, user,
-                [
-                    "name": "overheat", "did": .string(hot.did), "product_key": .string(product.productKey), "event": "alert",
-                    "event_attr": ["attr_name": "Overheat", "value": "1"], "output": [[Self.control(other.did, ["LightSwitch": false])]],
-                ])
+            let overheat: JSONObject = [
+                "name": "overheat", "did": .string(hot.did), "product_key": .string(product.productKey), "event": "alert",
+                "event_attr": ["attr_name": "Overheat", "value": "1"], "output": [[Self.control(other.did, ["LightSwitch": false])]],
+            ]
+            let rule = try await Self.create(cloud, user, .object(overheat))
             // An event recovers from nothing: refused.
             #expect(
                 try await cloud.call(
@@ -227,6 +226,12 @@ struct RuleTests {
                     #expect(try await trigger.postEvent("Overheat", value: ["Temperature": .double(88.5)]).code == 200)
                     let set = try await GatewayFixtures.nextDownlink(downlinks)
                     #expect(set.request?.params == ["LightSwitch": 0] || set.request?.params == ["LightSwitch": false])
+                    // Replaced: the next event sets off what the rule says now.
+                    var replaced = overheat
+                    replaced["output"] = [[Self.control(other.did, ["Brightness": 5])]]
+                    #expect(try await cloud.call(.put, "/app/rules/\(rule.id)", token: user.token, json: .object(replaced)).status == .ok)
+                    #expect(try await trigger.postEvent("Overheat", value: ["Temperature": .double(90)]).code == 200)
+                    #expect(try await GatewayFixtures.nextDownlink(downlinks).request?.params == ["Brightness": 5])
                 }
             }
         }

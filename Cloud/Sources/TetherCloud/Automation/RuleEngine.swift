@@ -27,6 +27,9 @@ final class RuleEngine: Service, Sendable {
     let logger: Logger
     /// The devices some rule watches, and when that was read (system milliseconds).
     private let watched = Mutex<(readMs: Int64, dids: Set<String>)>((-1, []))
+    /// Rules as read and checked, by id, with the revision read: a rule is decoded once per
+    /// revision, not at every event.
+    private let decoded = Mutex<[String: (revision: Int64, record: RuleStore.Record)]>([:])
 
     /// How stale the watched devices may be: a rule written on another node is seen this late.
     static let refreshMs: Int64 = 1000
@@ -137,8 +140,30 @@ final class RuleEngine: Service, Sendable {
         }
     }
 
+    /// The rules `dids` trigger, by device: each read again only when its revision changed.
+    private func rules(triggeredBy dids: Set<String>, store: RuleStore) async throws -> [String: [RuleStore.Record]] {
+        let current = try await store.ruleRevisions(triggeredBy: dids)
+        let known = decoded.withLock { $0 }
+        let stale = current.filter { known[$0.id]?.revision != $0.revision }.map(\.id)
+        var fresh: [String: (revision: Int64, record: RuleStore.Record)] = [:]
+        for (record, revision) in try await store.rules(ids: stale) { fresh[record.id] = (revision, record) }
+        if !fresh.isEmpty {
+            decoded.withLock { cache in
+                // Bounded: a node forgets what it decoded when it holds too many.
+                if cache.count > 100_000 { cache.removeAll() }
+                cache.merge(fresh) { _, new in new }
+            }
+        }
+        var byDevice: [String: [RuleStore.Record]] = [:]
+        for (id, revision) in current {
+            guard let entry = fresh[id] ?? known[id], entry.revision == revision else { continue }
+            byDevice[entry.record.fields.did, default: []].append(entry.record)
+        }
+        return byDevice
+    }
+
     private func context(for events: [RuleStore.Event], store: RuleStore, on transaction: any SQLExecutor) async throws -> Context {
-        let rules = try await store.rules(triggeredBy: Set(events.map(\.did)))
+        let rules = try await self.rules(triggeredBy: Set(events.map(\.did)), store: store)
         let inputs = Set(rules.values.joined().flatMap { $0.fields.inputs.map(\.did) })
         var labels: [String: [String]] = [:]
         for rule in rules.values.joined() {

@@ -2,7 +2,8 @@ extension Schema {
     /// Linkage rules (reference §2.7), each a user's own, and the events that may set them off.
     /// A rule needs its owner's binding to the device that triggers it: it goes with the
     /// binding. `trigger_value` is the last value the rule saw of its alert or fault (for the
-    /// 0→1 and 1→0 transitions); `last_fired_ms` keeps its `interval`.
+    /// 0→1 and 1→0 transitions); `last_fired_ms` keeps its `interval`; `revision` counts its
+    /// replacements, so that nodes may keep rules read once.
     ///
     /// `rule_events` is an outbox: a device's report, event or presence change that some rule
     /// watches is written there with what the gateway stored (the report in the same
@@ -14,7 +15,8 @@ extension Schema {
             """
             CREATE TABLE rules (
                 id TEXT PRIMARY KEY, uid TEXT NOT NULL REFERENCES users(uid) ON DELETE CASCADE, app_id TEXT NOT NULL, did TEXT NOT NULL,
-                event TEXT NOT NULL, body TEXT NOT NULL, interval_s BIGINT NOT NULL, last_fired_ms BIGINT, trigger_value BIGINT,
+                event TEXT NOT NULL, body TEXT NOT NULL, revision BIGINT NOT NULL DEFAULT 0, interval_s BIGINT NOT NULL, last_fired_ms BIGINT,
+                trigger_value BIGINT,
                 created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL,
                 FOREIGN KEY (uid, did) REFERENCES bindings (uid, did) ON DELETE CASCADE)
             """,

@@ -64,7 +64,7 @@ struct RuleStore: Sendable {
     func update(id: String, uid: String, _ fields: RuleFieldsBody, now: Int64) async throws(StorageError) -> Bool {
         try await executor.first(
             """
-            UPDATE rules SET did = $3, event = $4, body = $5, interval_s = $6, trigger_value = NULL, updated_at = $7
+            UPDATE rules SET did = $3, event = $4, body = $5, interval_s = $6, trigger_value = NULL, updated_at = $7, revision = revision + 1
             WHERE id = $1 AND uid = $2 RETURNING id
             """,
             .text(id), .text(uid), .text(fields.did), .text(fields.event.rawValue), .text(fields.json.serialized()), .int(fields.interval), .int(now)) != nil
@@ -89,15 +89,24 @@ struct RuleStore: Sendable {
         Set(try await executor.query("SELECT DISTINCT did FROM rules").map { row throws(StorageError) in try row.text("did") })
     }
 
-    /// The rules each of `dids` triggers, oldest first; a rule that cannot be read is left out.
-    func rules(triggeredBy dids: Set<String>) async throws(StorageError) -> [String: [Record]] {
-        guard !dids.isEmpty else { return [:] }
+    /// Which rules each of `dids` triggers, oldest first, with their revision.
+    func ruleRevisions(triggeredBy dids: Set<String>) async throws(StorageError) -> [(id: String, revision: Int64)] {
+        guard !dids.isEmpty else { return [] }
         let list = dids.sorted()
         let placeholders = list.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
-        let records = try await executor.query(
-            "SELECT * FROM rules WHERE did IN (\(placeholders)) ORDER BY created_at, id", list.map(SQLValue.text)
-        ).compactMap { row in try? Self.record(row) }
-        return Dictionary(grouping: records, by: \.fields.did)
+        return try await executor.query(
+            "SELECT id, revision FROM rules WHERE did IN (\(placeholders)) ORDER BY created_at, id", list.map(SQLValue.text)
+        ).map { row throws(StorageError) in (try row.text("id"), try row.int("revision")) }
+    }
+
+    /// Rules by id, with their revision; a rule that cannot be read is left out.
+    func rules(ids: [String]) async throws(StorageError) -> [(record: Record, revision: Int64)] {
+        guard !ids.isEmpty else { return [] }
+        let placeholders = ids.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+        return try await executor.query("SELECT * FROM rules WHERE id IN (\(placeholders))", ids.map(SQLValue.text)).compactMap { row in
+            guard let record = try? Self.record(row), let revision = try? row.int("revision") else { return nil }
+            return (record, revision)
+        }
     }
 
     /// Which of the (user, device) pairs among `dids` are bindings.
