@@ -65,7 +65,7 @@ struct ScheduleFiring: Service {
         }
     }
 
-    private struct Batch: Sendable {
+    struct Batch: Sendable {
         var report = Report()
         var commands: [CommandRecord] = []
     }
@@ -80,6 +80,8 @@ struct ScheduleFiring: Service {
             let store = ScheduleStore(transaction)
             let due = try await store.lockDue(nowMs: now, limit: limit)
             var batch = Batch()
+            var together: [ScheduleStore.Record] = []
+            var oneByOne: [ScheduleStore.Record] = []
             for entry in due {
                 switch entry {
                 case .unreadable(let id, let nextRunMs, let reason):
@@ -88,31 +90,47 @@ struct ScheduleFiring: Service {
                     try await store.advance(id: id, nextRunMs: nil)
                     batch.report.refused += 1
                 case .schedule(let schedule):
-                    // One schedule's failure is its own: rolled back to here, logged, passed over.
-                    try await transaction.query("SAVEPOINT schedule_run")
-                    // What a rolled-back schedule sent and counted is not delivered nor reported.
-                    let before = batch
-                    do {
-                        try await runs(of: schedule, nowMs: now, graceMs: graceMs, store: store, on: transaction, into: &batch)
-                        try await transaction.query("RELEASE SAVEPOINT schedule_run")
-                    } catch {
-                        try await transaction.query("ROLLBACK TO SAVEPOINT schedule_run")
-                        batch = before
-                        logger.warning("a schedule could not be fired", metadata: ["schedule": "\(schedule.id)", "error": "\(error)"])
-                        let planned = schedule.nextRunMs ?? now
-                        try await store.logRun(
-                            scheduleID: schedule.id, plannedMs: planned, firedMs: now,
-                            .refused(code: CloudError.serverError.code, message: "the run could not be fired"))
-                        try await store.advance(id: schedule.id, nextRunMs: schedule.fields.recurrence.nextRun(after: planned / 1000).map { $0 * 1000 })
-                        batch.report.refused += 1
-                    }
+                    if case .device = schedule.fields.target { together.append(schedule) } else { oneByOne.append(schedule) }
+                }
+            }
+            // Devices' runs together, a few statements for the batch; should that fail, one by one.
+            if !together.isEmpty {
+                try await transaction.query("SAVEPOINT schedule_batch")
+                let before = batch
+                do {
+                    try await fireTogether(together, nowMs: now, graceMs: graceMs, store: store, on: transaction, into: &batch)
+                    try await transaction.query("RELEASE SAVEPOINT schedule_batch")
+                } catch {
+                    try await transaction.query("ROLLBACK TO SAVEPOINT schedule_batch")
+                    batch = before
+                    logger.warning("schedules could not be fired together; one by one", metadata: ["count": "\(together.count)", "error": "\(error)"])
+                    oneByOne = together + oneByOne
+                }
+            }
+            for schedule in oneByOne {
+                // One schedule's failure is its own: rolled back to here, logged, passed over.
+                try await transaction.query("SAVEPOINT schedule_run")
+                // What a rolled-back schedule sent and counted is not delivered nor reported.
+                let before = batch
+                do {
+                    try await runs(of: schedule, nowMs: now, graceMs: graceMs, store: store, on: transaction, into: &batch)
+                    try await transaction.query("RELEASE SAVEPOINT schedule_run")
+                } catch {
+                    try await transaction.query("ROLLBACK TO SAVEPOINT schedule_run")
+                    batch = before
+                    logger.warning("a schedule could not be fired", metadata: ["schedule": "\(schedule.id)", "error": "\(error)"])
+                    let planned = schedule.nextRunMs ?? now
+                    try await store.logRun(
+                        scheduleID: schedule.id, plannedMs: planned, firedMs: now,
+                        .refused(code: CloudError.serverError.code, message: "the run could not be fired"))
+                    try await store.advance(id: schedule.id, nextRunMs: schedule.fields.recurrence.nextRun(after: planned / 1000).map { $0 * 1000 })
+                    batch.report.refused += 1
                 }
             }
             return (batch, due.count)
         }
-        for command in batch.commands {
-            await bus.publish(.command(command.update))
-            await bus.publish(.deliver(commandID: command.id, did: command.did))
+        if !batch.commands.isEmpty {
+            await bus.publish(batch.commands.flatMap { [.command($0.update), .deliver(commandID: $0.id, did: $0.did)] })
         }
         if count > 0 {
             logger.debug(

@@ -27,6 +27,61 @@ public struct CommandLedger: Sendable {
         return try CommandRecord(row: row)
     }
 
+    /// A command to insert with others (`insertMany`).
+    struct NewCommand: Sendable, Hashable {
+        var did: String
+        var uid: String
+        var appID: String
+        var kind: CommandKind
+        var body: String
+        var state: CommandState
+        var queueUntilMs: Int64?
+        var source: CommandSource
+    }
+
+    /// Inserts commands, many to a statement, on `executor`; their records in the order given.
+    func insertMany(_ commands: [NewCommand], on executor: any SQLExecutor) async throws(StorageError) -> [CommandRecord] {
+        let now = Clock.unixMilliseconds()
+        var records: [CommandRecord] = []
+        var start = 0
+        while start < commands.count {
+            let chunk = Array(commands[start..<min(commands.count, start + 400)])
+            var binds: [SQLValue] = []
+            var rows: [String] = []
+            for command in chunk {
+                let base = binds.count
+                rows.append("(" + (1...9).map { "$\(base + $0)" }.joined(separator: ", ") + ", $\(base + 6))")
+                binds += [
+                    .text(command.did), .text(command.uid), .text(command.appID), .text(command.kind.rawValue), .text(command.body),
+                    .int(now), .text(command.state.rawValue), command.queueUntilMs.map(SQLValue.int) ?? .null, .text(command.source.rawValue),
+                ]
+            }
+            let inserted = try await executor.query(
+                """
+                INSERT INTO commands (did, uid, app_id, kind, body, created_ms, state, queue_until_ms, source, updated_ms)
+                VALUES \(rows.joined(separator: ", ")) RETURNING \(CommandRecord.columns)
+                """, binds)
+            // Matched by what was inserted, not by the order rows come back in (which SQL does
+            // not promise); identical commands are interchangeable.
+            var waiting: [NewCommand: [Int]] = [:]
+            for (index, command) in chunk.enumerated() { waiting[command, default: []].append(index) }
+            var ordered = [CommandRecord?](repeating: nil, count: chunk.count)
+            for row in inserted {
+                let key = NewCommand(
+                    did: try row.text("did"), uid: try row.text("uid"), appID: try row.text("app_id"),
+                    kind: CommandKind(rawValue: try row.text("kind")) ?? .raw, body: try row.text("body"),
+                    state: CommandState(rawValue: try row.text("state")) ?? .accepted, queueUntilMs: row.optionalInt("queue_until_ms"),
+                    source: CommandSource(rawValue: try row.text("source")) ?? .app)
+                guard let index = waiting[key]?.popLast() else { throw StorageError(.queryFailed, "an inserted command was not one asked for") }
+                ordered[index] = try CommandRecord(row: row)
+            }
+            guard ordered.allSatisfy({ $0 != nil }) else { throw StorageError(.queryFailed, "inserting commands returned fewer rows") }
+            records += ordered.map { $0! }
+            start += chunk.count
+        }
+        return records
+    }
+
     public func find(_ id: Int64) async throws(StorageError) -> CommandRecord? {
         try await database.first("SELECT \(CommandRecord.columns) FROM commands WHERE id = $1", .int(id)).map { row throws(StorageError) in
             try CommandRecord(row: row)

@@ -125,6 +125,21 @@ struct BindingStore: Sendable {
             .map { row throws(StorageError) in try BindingRecord(row: row) }
     }
 
+    /// The devices of `pairs` their user is bound to, keyed `uid` U+001F `did`.
+    func devices(boundBy pairs: Set<UserDevice>) async throws(StorageError) -> [UserDevice: DeviceRecord] {
+        guard !pairs.isEmpty else { return [:] }
+        let dids = Set(pairs.map(\.did)).sorted()
+        let placeholders = dids.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+        var devices: [UserDevice: DeviceRecord] = [:]
+        for row in try await executor.query(
+            "SELECT b.uid, \(DeviceRecord.columns) FROM bindings b JOIN devices d ON d.did = b.did WHERE b.did IN (\(placeholders))", dids.map(SQLValue.text))
+        {
+            let pair = UserDevice(uid: try row.text("uid"), did: try row.text("did"))
+            if pairs.contains(pair) { devices[pair] = try DeviceRecord(row: row) }
+        }
+        return devices
+    }
+
     /// A device `uid` is bound to; nil when it is not.
     func device(boundBy uid: String, did: String) async throws(StorageError) -> DeviceRecord? {
         try await executor.first(
@@ -183,4 +198,10 @@ struct BoundDevice: Sendable {
 
     static let homeColumns = "CASE WHEN hm.uid IS NULL THEN NULL ELSE hd.home_id END AS home_id, hd.room_id AS room_id"
     static let homeJoin = "LEFT JOIN home_devices hd ON hd.did = d.did LEFT JOIN home_members hm ON hm.home_id = hd.home_id AND hm.uid = b.uid"
+}
+
+/// A user and a device: a binding's key.
+struct UserDevice: Hashable, Sendable {
+    var uid: String
+    var did: String
 }

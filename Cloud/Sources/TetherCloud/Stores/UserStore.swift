@@ -157,6 +157,18 @@ struct UserStore: Sendable {
     }
 
     /// True for a user an operator disabled (and for no user at all).
+    /// Which of `uids` are disabled (or gone).
+    func disabled(_ uids: Set<String>) async throws(StorageError) -> Set<String> {
+        guard !uids.isEmpty else { return [] }
+        let list = uids.sorted()
+        let placeholders = list.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+        var active = Set<String>()
+        for row in try await executor.query("SELECT uid, is_disabled FROM users WHERE uid IN (\(placeholders))", list.map(SQLValue.text)) {
+            if try !row.bool("is_disabled") { active.insert(try row.text("uid")) }
+        }
+        return uids.subtracting(active)
+    }
+
     func isDisabled(uid: String) async throws(StorageError) -> Bool {
         guard let row = try await executor.first("SELECT is_disabled FROM users WHERE uid = $1", .text(uid)) else { return true }
         return try row.bool("is_disabled")
