@@ -75,6 +75,8 @@ struct AutomationRunner: Service {
 
     private func batch(nowMs now: Int64, runID: String?) async throws -> Int {
         let limit = configuration.batchSize
+        // Nothing due, the usual case: no transaction, no connection held.
+        if runID == nil, try await !AutomationRunStore(database).anyDue(nowMs: now) { return 0 }
         let (count, commands) = try await database.transaction { transaction in
             let store = AutomationRunStore(transaction)
             let due = try await store.lockDue(nowMs: now, limit: limit, runID: runID)

@@ -114,6 +114,8 @@ final class RuleEngine: Service, Sendable {
     private func batch(ids: [Int64]?) async throws -> (Int, [String]) {
         let now = clock.nowMs()
         let limit = configuration.batchSize
+        // No event left behind, the usual case: no transaction, no connection held.
+        if ids == nil, try await !RuleStore(database).anyEvents(beforeMs: Clock.unixMilliseconds() - Self.orphanMs) { return (0, []) }
         return try await database.transaction { transaction in
             let store = RuleStore(transaction)
             let events = try await store.lockEvents(ids: ids, beforeMs: Clock.unixMilliseconds() - Self.orphanMs, limit: limit)

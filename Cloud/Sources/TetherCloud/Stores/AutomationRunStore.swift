@@ -66,6 +66,11 @@ struct AutomationRunStore: Sendable {
         try await executor.first("SELECT COUNT(*) AS n FROM automation_runs WHERE uid = $1 AND state = 'running'", .text(uid))?.int("n") ?? 0
     }
 
+    /// Whether any lane is due by `nowMs`: a look without a transaction, the usual answer no.
+    func anyDue(nowMs: Int64) async throws(StorageError) -> Bool {
+        try await executor.first("SELECT 1 AS due FROM automation_lanes WHERE resume_ms IS NOT NULL AND resume_ms <= $1 LIMIT 1", .int(nowMs)) != nil
+    }
+
     /// Locks lanes whose next step is due by `nowMs`, oldest first; on PostgreSQL skipping those
     /// another node holds. `runID` limits it to one run's lanes.
     func lockDue(nowMs: Int64, limit: Int, runID: String? = nil) async throws(StorageError) -> [Due] {

@@ -181,6 +181,11 @@ struct RuleStore: Sendable {
         return ids.sorted()
     }
 
+    /// Whether any event was written before `beforeMs`: a look without a transaction.
+    func anyEvents(beforeMs: Int64) async throws(StorageError) -> Bool {
+        try await executor.first("SELECT 1 AS waiting FROM rule_events WHERE created_ms < $1 LIMIT 1", .int(beforeMs)) != nil
+    }
+
     /// Locks events to take, oldest first: those of `ids`, or any written before `beforeMs` (a
     /// node that wrote them and stopped). On PostgreSQL others' locks are skipped.
     func lockEvents(ids: [Int64]?, beforeMs: Int64, limit: Int) async throws(StorageError) -> [Event] {
