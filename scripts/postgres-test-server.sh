@@ -26,7 +26,7 @@ start)
     as_owner "$bin_dir/initdb" -D "$directory/data" -A trust -U postgres --no-sync >"$directory/initdb.log" 2>&1
     # fsync off: a test server's data is thrown away, and the tests run faster.
     as_owner "$bin_dir/pg_ctl" -D "$directory/data" -l "$directory/server.log" -w \
-        -o "-h 127.0.0.1 -p $port -k $directory -F -c max_connections=300" start >/dev/null
+        -o "-h 127.0.0.1 -p $port -k $directory -F -c max_connections=800" start >/dev/null
     echo "export TETHER_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:$port/postgres"
     ;;
 stop)

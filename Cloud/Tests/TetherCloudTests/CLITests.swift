@@ -48,7 +48,7 @@ struct CLITests {
             let appID = try #require(app["appId"]?.stringValue)
             let configured = try await Self.run(["admin", "app", "configure", "--app", appID, "--jwks-url", "https://id.example/jwks.json", "--jwt-audience", "x", "--database", database])
             #expect(configured.status == 0, "\(configured.error)")
-            let reader = try await url.open(logger: TestEngine.logger)
+            let reader = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             let row = try await reader.first("SELECT jwks_url, jwt_audience FROM apps")
             await reader.close()
             let stored = try #require(row)

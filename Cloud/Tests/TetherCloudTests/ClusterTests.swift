@@ -13,8 +13,8 @@ struct ClusterTests {
     @Test("a device on node A, an app on node B: B's writes, RRPC calls and shadow reach the device, A's reports, answers and presence reach the app")
     func twoNodes() async throws {
         try await TestEngine.postgres.withFreshDatabase { url in
-            let databaseA = try await url.open(logger: TestEngine.logger)
-            let databaseB = try await url.open(logger: TestEngine.logger)
+            let databaseA = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
+            let databaseB = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             let engineA = try #require(databaseA as? PostgresEngine)
             let engineB = try #require(databaseB as? PostgresEngine)
             let busA = PostgresClusterBus(engine: engineA, logger: TestEngine.logger)
@@ -82,8 +82,8 @@ struct ClusterTests {
     @Test("a revocation on node A ends the user's WebSocket sessions on node B at once")
     func revocationAcrossNodes() async throws {
         try await TestEngine.postgres.withFreshDatabase { url in
-            let databaseA = try await url.open(logger: TestEngine.logger)
-            let databaseB = try await url.open(logger: TestEngine.logger)
+            let databaseA = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
+            let databaseB = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             let busA = PostgresClusterBus(engine: try #require(databaseA as? PostgresEngine), logger: TestEngine.logger)
             let busB = PostgresClusterBus(engine: try #require(databaseB as? PostgresEngine), logger: TestEngine.logger)
             try await CommandResumeTests.closing(databaseA) { try await CommandResumeTests.closing(databaseB) {
@@ -110,8 +110,8 @@ struct ClusterTests {
     @Test("rate limits count on every node together: registrations from one source spread over two nodes")
     func rateLimitsAcrossNodes() async throws {
         try await TestEngine.postgres.withFreshDatabase { url in
-            let databaseA = try await url.open(logger: TestEngine.logger)
-            let databaseB = try await url.open(logger: TestEngine.logger)
+            let databaseA = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
+            let databaseB = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             let limited: @Sendable (inout CloudConfiguration) -> Void = { $0.abuse.registrationsPerSource = RateLimit(3, per: RateWindows.unending) }
             try await CommandResumeTests.closing(databaseA) { try await CommandResumeTests.closing(databaseB) {
                 try await CloudHarness.serve(database: databaseA, configure: limited) { nodeA in

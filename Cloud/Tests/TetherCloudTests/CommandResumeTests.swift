@@ -15,7 +15,7 @@ struct CommandResumeTests {
         gateway.answerTimeoutSeconds = 60
         let configuration = gateway
         try await engine.withFreshDatabase { url in
-            let first = try await url.open(logger: TestEngine.logger)
+            let first = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             let (app, device, ids) = try await Self.closing(first) { try await CloudHarness.serve(database: first, gateway: configuration) { cloud in
                 let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
                 // What a node that stopped at the wrong moment left in the ledger: a write accepted
@@ -39,7 +39,7 @@ struct CommandResumeTests {
                 return (cloud.app, device, (accepted: accepted, sent: sent, service: service, stale: stale, overtaken: overtaken))
             } }
 
-            let second = try await url.open(logger: TestEngine.logger)
+            let second = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             try await Self.closing(second) { try await CloudHarness.serve(database: second, gateway: configuration, app: app) { cloud in
                 try await GatewayFixtures.withDevice(cloud, device) { client in
                     let downlinks = client.downlinks()

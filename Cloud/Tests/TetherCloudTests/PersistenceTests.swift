@@ -9,7 +9,7 @@ struct PersistenceTests {
     @Test("users, tokens, devices and bindings survive a restart of the server", arguments: TestEngine.allCases)
     func restart(engine: TestEngine) async throws {
         try await engine.withFreshDatabase { url in
-            let first = try await url.open(logger: TestEngine.logger)
+            let first = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             let (app, session, did) = try await CloudHarness.serve(database: first) { cloud in
                 let session = try await cloud.register("persistent")
                 let device = try await DeviceFixtures.registeredDevice(cloud)
@@ -18,7 +18,7 @@ struct PersistenceTests {
             }
             await first.close()
 
-            let second = try await url.open(logger: TestEngine.logger)
+            let second = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             try await CloudHarness.serve(database: second, app: app) { cloud in
                 // The token issued before the restart still works…
                 let devices = try await cloud.call(.get, "/app/bindings", token: session.token)

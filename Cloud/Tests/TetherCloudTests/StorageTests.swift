@@ -7,9 +7,9 @@ struct StorageTests {
     @Test("migrations run once and leave the schema at the latest version", arguments: TestEngine.allCases)
     func migrationsAreIdempotent(engine: TestEngine) async throws {
         try await engine.withFreshDatabase { url in
-            let first = try await url.open(logger: TestEngine.logger)
+            let first = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             await first.close()
-            let second = try await url.open(logger: TestEngine.logger)
+            let second = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             let versions = try await second.query("SELECT version FROM schema_migrations ORDER BY version")
             #expect(try versions.map { try $0.int("version") } == Array(1...Migrations.latestVersion))
             await second.close()
@@ -19,11 +19,11 @@ struct StorageTests {
     @Test("a database newer than the build is refused", arguments: TestEngine.allCases)
     func newerSchemaIsRefused(engine: TestEngine) async throws {
         try await engine.withFreshDatabase { url in
-            let database = try await url.open(logger: TestEngine.logger)
+            let database = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             try await database.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, 'future', 0)", .int(Migrations.latestVersion + 1))
             await database.close()
             await #expect {
-                _ = try await url.open(logger: TestEngine.logger)
+                _ = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             } throws: { error in
                 (error as? StorageError)?.kind == .migrationFailed
             }

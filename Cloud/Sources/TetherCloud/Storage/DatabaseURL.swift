@@ -45,9 +45,10 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Opens the database and brings its schema up to date.
-    public func open(logger: Logger) async throws(StorageError) -> any SQLDatabase {
-        let database = try await openWithoutMigrating(logger: logger)
+    /// Opens the database and brings its schema up to date. `maximumConnections` bounds a
+    /// PostgreSQL pool (PostgresNIO's default, 20, when nil); SQLite has one connection.
+    public func open(logger: Logger, maximumConnections: Int? = nil) async throws(StorageError) -> any SQLDatabase {
+        let database = try await openWithoutMigrating(logger: logger, maximumConnections: maximumConnections)
         do {
             try await Migrations.run(on: database, logger: logger)
         } catch {
@@ -58,7 +59,7 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Opens the database as it is.
-    public func openWithoutMigrating(logger: Logger) async throws(StorageError) -> any SQLDatabase {
+    public func openWithoutMigrating(logger: Logger, maximumConnections: Int? = nil) async throws(StorageError) -> any SQLDatabase {
         switch self {
         case .sqlite(let path):
             return try await SQLiteEngine.open(path: path, logger: logger)
@@ -68,6 +69,10 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
                 tls: requireTLS ? .require(.makeClientConfiguration()) : .disable
             )
             configuration.options.connectTimeout = .seconds(5)
+            if let maximumConnections {
+                configuration.options.maximumConnections = maximumConnections
+                configuration.options.minimumConnections = min(configuration.options.minimumConnections, maximumConnections)
+            }
             return try await PostgresEngine.connect(configuration, logger: logger)
         }
     }

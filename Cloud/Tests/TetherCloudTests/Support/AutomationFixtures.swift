@@ -34,8 +34,8 @@ enum AutomationFixtures {
     /// Two connections to one fresh PostgreSQL database, as two nodes have; closed after `body`.
     static func withTwoNodes(_ body: (any SQLDatabase, any SQLDatabase) async throws -> Void) async throws {
         try await TestEngine.postgres.withFreshDatabase { url in
-            let databaseA = try await url.open(logger: TestEngine.logger)
-            let databaseB = try await url.open(logger: TestEngine.logger)
+            let databaseA = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
+            let databaseB = try await url.open(logger: TestEngine.logger, maximumConnections: TestEngine.poolSize)
             do {
                 try await body(databaseA, databaseB)
             } catch {

@@ -50,10 +50,14 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
         }
     }
 
+    /// Connections a test node's PostgreSQL pool may hold: the suite runs many nodes at once
+    /// against one server, whose connections are bounded (scripts/postgres-test-server.sh).
+    static let poolSize = 8
+
     /// A fresh database, migrated and open.
     func withDatabase<Result>(_ body: (any SQLDatabase) async throws -> Result) async throws -> Result {
         try await withFreshDatabase { url in
-            let database = try await url.open(logger: Self.logger)
+            let database = try await url.open(logger: Self.logger, maximumConnections: TestEngine.poolSize)
             do {
                 let result = try await body(database)
                 await database.close()
