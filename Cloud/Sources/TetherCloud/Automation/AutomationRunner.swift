@@ -14,7 +14,7 @@ import TetherCore
 ///
 /// A scene goes on after a step that failed (an offline lamp does not keep the others dark),
 /// and its run ends `failed`; a lane with `stop_on_failure` ends at its first failure.
-struct AutomationRunner: Service {
+struct AutomationRunner: Sendable {
     let database: any SQLDatabase
     let bus: any ClusterBus
     let control: AutomationControl
@@ -24,25 +24,6 @@ struct AutomationRunner: Service {
 
     /// A user's runs under way at once.
     static let maximumRunning: Int64 = 100
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            var lastPrune: Int64 = 0
-            while !Task.isCancelled {
-                do {
-                    _ = try await advanceDue()
-                    let now = clock.nowMs()
-                    if now - lastPrune > 3_600_000 {
-                        try await AutomationRunStore(database).prune(beforeMs: now - configuration.runLogDays * 86_400_000)
-                        lastPrune = now
-                    }
-                } catch {
-                    if !Task.isCancelled { logger.warning("running automations failed", metadata: ["error": "\(error)"]) }
-                }
-                try? await Task.sleep(for: configuration.interval)
-            }
-        }
-    }
 
     /// Starts a run, on the caller's transaction: its lanes due now. Nil when the user has too
     /// many runs under way.

@@ -18,7 +18,7 @@ import TetherCore
 /// kept in the rule's row so that any node sees the same history; on a thing-model event of type
 /// `alert` or `error` it fires when the event occurs. Conditions read the inputs' latest status;
 /// `interval` is kept in the rule's row too.
-final class RuleEngine: Service, Sendable {
+final class RuleEngine: Sendable {
     let database: any SQLDatabase
     let catalogue: DeviceCatalogue
     let runner: AutomationRunner
@@ -43,15 +43,6 @@ final class RuleEngine: Service, Sendable {
         self.clock = runner.clock
         self.configuration = configuration
         self.logger = logger
-    }
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await self.process(ids: nil)
-                try? await Task.sleep(for: self.configuration.interval)
-            }
-        }
     }
 
     /// A rule was written here: the next event reads the watched devices again.

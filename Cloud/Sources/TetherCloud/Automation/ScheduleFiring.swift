@@ -17,7 +17,7 @@ import TetherCore
 ///
 /// After downtime, a run missed by no more than the grace period fires once; older runs are
 /// logged `missed`, and the schedule goes on from its next run.
-struct ScheduleFiring: Service {
+struct ScheduleFiring: Sendable {
     let database: any SQLDatabase
     let bus: any ClusterBus
     let catalogue: DeviceCatalogue
@@ -30,25 +30,6 @@ struct ScheduleFiring: Service {
         var fired = 0
         var refused = 0
         var missed = 0
-    }
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            var lastPrune: Int64 = 0
-            while !Task.isCancelled {
-                do {
-                    _ = try await fireDue()
-                    let now = clock.nowMs()
-                    if now - lastPrune > 3_600_000 {
-                        try await ScheduleStore(database).pruneRuns(beforeMs: now - configuration.runLogDays * 86_400_000)
-                        lastPrune = now
-                    }
-                } catch {
-                    if !Task.isCancelled { logger.warning("firing schedules failed", metadata: ["error": "\(error)"]) }
-                }
-                try? await Task.sleep(for: configuration.interval)
-            }
-        }
     }
 
     /// Fires every run due at the clock's time, batch after batch.

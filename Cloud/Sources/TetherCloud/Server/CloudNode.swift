@@ -138,7 +138,8 @@ public struct CloudNode: Sendable {
         FirmwareRoutes(catalogue: FirmwareCatalogue(database: database), downloads: FirmwareDownloads(database: database)).register(on: documented)
         SystemRoutes(accounts: accounts, metrics: metrics, catalogue: catalogue).register(on: documented)
         var services: [any Service] = [
-            bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger), scheduleFiring, automationRunner, ruleEngine,
+            bus, HubService(hub: hub), rrpc, ForwardingDelivery(database: database, logger: logger),
+            AutomationLoop(firing: scheduleFiring, runner: automationRunner, rules: ruleEngine, configuration: configuration.scheduler, logger: logger),
         ]
         if let gateway { services.append(gateway) }
         if let metricsListener { services.append(metricsListener) }
