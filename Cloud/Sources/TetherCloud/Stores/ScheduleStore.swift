@@ -104,8 +104,8 @@ struct ScheduleStore: Sendable {
 
     // MARK: Firing
 
-    /// Products of schedules due at `nowMs`, so that their models are read before the firing's
-    /// transaction (which must not wait on another connection).
+    /// Products of schedules due at `nowMs`: a look without a transaction (nothing due, the
+    /// usual answer, holds no connection).
     func dueProductKeys(nowMs: Int64, limit: Int) async throws(StorageError) -> [String] {
         try await executor.query(
             """
