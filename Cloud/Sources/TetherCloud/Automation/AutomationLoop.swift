@@ -2,7 +2,8 @@ import Logging
 import ServiceLifecycle
 import TetherCore
 
-/// The node's automations in one loop, every `interval` (and once at start): due schedules
+/// The node's automations in one loop, every `interval` (and once at start): the devices rules
+/// watch read again, due schedules
 /// fired, due steps of runs taken, rule events a stopped node left behind taken, old logs pruned
 /// hourly. One after the other, so that an idle node holds at most one connection for them.
 struct AutomationLoop: Service {
@@ -16,6 +17,7 @@ struct AutomationLoop: Service {
         await cancelWhenGracefulShutdown {
             var lastPrune: Int64 = 0
             while !Task.isCancelled {
+                await rules.refreshWatched()
                 do {
                     try await firing.fireDue()
                     try await runner.advanceDue()

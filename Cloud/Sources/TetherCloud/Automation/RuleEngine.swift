@@ -25,14 +25,15 @@ final class RuleEngine: Sendable {
     let clock: any WallClock
     let configuration: SchedulerConfiguration
     let logger: Logger
-    /// The devices some rule watches, and when that was read (system milliseconds).
-    private let watched = Mutex<(readMs: Int64, dids: Set<String>)>((-1, []))
+    /// The devices some rule watches, with the ticket of the read that found them: a read that
+    /// began earlier never replaces one that began later (a rule just written here must not be
+    /// hidden by a slower read from before it).
+    private let watched = Mutex<(ticket: Int64, dids: Set<String>)>((-1, []))
+    private let tickets = Atomic<Int64>(0)
     /// Rules as read and checked, by id, with the revision read: a rule is decoded once per
     /// revision, not at every event.
     private let decoded = Mutex<[String: (revision: Int64, record: RuleStore.Record)]>([:])
 
-    /// How stale the watched devices may be: a rule written on another node is seen this late.
-    static let refreshMs: Int64 = 1000
     /// How old an event must be before another node takes it.
     static let orphanMs: Int64 = 5000
 
@@ -45,24 +46,26 @@ final class RuleEngine: Sendable {
         self.logger = logger
     }
 
-    /// A rule was written here: the next event reads the watched devices again.
-    func rulesChanged() {
-        watched.withLock { $0.readMs = -1 }
-    }
-
-    /// Whether some rule watches `did`.
-    func watches(_ did: String) async -> Bool {
-        let now = Clock.unixMilliseconds()
-        let (readMs, dids) = watched.withLock { $0 }
-        if readMs >= 0, now - readMs < Self.refreshMs { return dids.contains(did) }
+    /// Reads the devices some rule watches again: after a rule is written here, and on every
+    /// turn of the node's `AutomationLoop` (a rule written on another node is seen that late).
+    /// Never on a device's uplink, so that a report never waits on this read to be stored.
+    func refreshWatched() async {
+        let ticket = tickets.wrappingAdd(1, ordering: .relaxed).newValue
         do {
             let fresh = try await RuleStore(database).watchedDevices()
-            watched.withLock { $0 = (now, fresh) }
-            return fresh.contains(did)
+            watched.withLock { if ticket > $0.ticket { $0 = (ticket, fresh) } }
         } catch {
             logger.warning("the devices rules watch could not be read", metadata: ["error": "\(error)"])
-            return dids.contains(did)
         }
+    }
+
+    /// Whether some rule watches `did`, as last read (only the very first call, before the
+    /// node's loop has read them, waits on the database).
+    func watches(_ did: String) async -> Bool {
+        let (ticket, dids) = watched.withLock { $0 }
+        if ticket >= 0 { return dids.contains(did) }
+        await refreshWatched()
+        return watched.withLock { $0.dids.contains(did) }
     }
 
     /// Writes a watched device's event (not a report: those go with the report's transaction)

@@ -26,7 +26,7 @@ struct RuleService: Sendable {
             guard try await BindingStore(transaction).isBound(user.uid, did: fields.did) else { throw CloudAPIError.deviceNotBound() }
             try await store.insert(record)
         }
-        engine.rulesChanged()
+        await engine.refreshWatched()
         return record.body
     }
 
@@ -38,13 +38,13 @@ struct RuleService: Sendable {
             return try await RuleStore(transaction).update(id: id, uid: user.uid, fields, now: clock.nowMs() / 1000)
         }
         guard updated else { throw Self.notFound(id) }
-        engine.rulesChanged()
+        await engine.refreshWatched()
         return try await find(user, id: id).body
     }
 
     func delete(_ user: AuthenticatedUser, id: String) async throws {
         guard id.utf8.count <= 64, try await RuleStore(database).delete(id: id, uid: user.uid) else { throw Self.notFound(id) }
-        engine.rulesChanged()
+        await engine.refreshWatched()
     }
 
     func list(_ user: AuthenticatedUser, limit: Int, skip: Int) async throws -> [RuleBody] {

@@ -73,11 +73,13 @@ enum GatewayFixtures {
         return log["objects"]?.arrayValue?.compactMap { $0["payload_bin"]?.stringValue } ?? []
     }
 
+    /// A reply normally takes milliseconds; the bound is generous because CI runs the whole suite
+    /// at once on two cores, and a failing wait only costs time when something is already wrong.
     static func configuration(_ cloud: CloudHarness, _ device: Administration.CreatedDevice, secret: String? = nil, now: (@Sendable () -> Int64)? = nil) throws -> AlinkDeviceConfiguration {
         AlinkDeviceConfiguration(
             host: "127.0.0.1", port: cloud.mqttPort!,
             device: try AlinkDeviceIdentity(productKey: device.productKey, deviceName: device.deviceName),
-            deviceSecret: secret ?? device.deviceSecret, replyTimeout: .seconds(5),
+            deviceSecret: secret ?? device.deviceSecret, replyTimeout: .seconds(10),
             reconnect: nil, now: now ?? { AlinkClock.now() }
         )
     }
