@@ -24,6 +24,9 @@ let package = Package(
         .library(name: "TetherCloudClient", targets: ["TetherCloudClient"]),
         .library(name: "TetherCloudProtocol", targets: ["TetherCloudProtocol"]),
         .library(name: "TetherTesting", targets: ["TetherTesting"]),
+        .library(name: "TetherBluetooth", targets: ["TetherBluetooth"]),
+        .library(name: "TetherDBus", targets: ["TetherDBus"]),
+        .library(name: "TetherBlueZ", targets: ["TetherBlueZ"]),
         .executable(name: "tether", targets: ["tether"]),
         .executable(name: "tether-agent", targets: ["tether-agent"]),
     ],
@@ -37,7 +40,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
     ],
     targets: [
-        .target(name: "TetherCore", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+        .target(
+            name: "TetherCore",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "DequeModule", package: "swift-collections")]
+        ),
         // What the SDK and the cloud say to each other: M2M frames, Open API bodies and errors.
         .target(name: "TetherCloudProtocol", dependencies: ["TetherCore"]),
         .target(
@@ -159,6 +165,32 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A pure-Swift D-Bus client on SwiftNIO (the wire protocol over a Unix socket): how the SDK
+        // talks to BlueZ without a system library.
+        .target(
+            name: "TetherDBus",
+            dependencies: [
+                "TetherCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Bluetooth LE: the central every adapter maps, and the device profiles (LW003-V3, DIoT)
+        // as pure codecs and typed APIs over it.
+        .target(
+            name: "TetherBluetooth",
+            dependencies: [
+                "TetherCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The central on Linux: BlueZ over D-Bus.
+        .target(
+            name: "TetherBlueZ",
+            dependencies: ["TetherBluetooth", "TetherDBus", "TetherCore", .product(name: "Logging", package: "swift-log")]
+        ),
         // Virtual devices in-process, for apps' own tests.
         .target(
             name: "TetherTesting",
@@ -169,6 +201,9 @@ let package = Package(
             name: "tether",
             dependencies: [
                 "Tether",
+                "TetherBluetooth",
+                "TetherBlueZ",
+                "TetherDBus",
                 "TetherAgent",
                 "TetherMQTT",
                 "TetherCLISupport",
@@ -193,6 +228,7 @@ let package = Package(
             name: "TetherTestSupport",
             dependencies: [
                 "TetherCore", "TetherGizwitsLAN", "TetherAgent", "TetherMQTT", "TetherAlink", "TetherTuyaLAN", "TetherProvisioning",
+                "TetherDBus", "TetherBluetooth",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -221,6 +257,17 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TetherProvisioningTests", dependencies: ["TetherProvisioning", "TetherTestSupport", "TetherCore"]),
+        .testTarget(
+            name: "TetherDBusTests",
+            dependencies: [
+                "TetherDBus", "TetherCore", "TetherTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "TetherBluetoothTests",
+            dependencies: ["TetherBluetooth", "TetherCore", "TetherTestSupport", .product(name: "NIOCore", package: "swift-nio")]
+        ),
         .testTarget(name: "TetherCloudProtocolTests", dependencies: ["TetherCloudProtocol", "TetherCore"]),
         .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherCloudClient", "TetherCloudProtocol", "TetherCore"]),
         .testTarget(

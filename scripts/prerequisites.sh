@@ -4,12 +4,13 @@
 #   mosquitto(-clients) the reference MQTT broker and its clients
 #   postgresql         the cloud's production engine, which every storage test also runs on
 #   python3-venv/pip   the virtual environment of the Python interop peers (.venv-test/)
+#   dbus               a private dbus-daemon for the D-Bus client and the Bluetooth tests (bluezoo on it)
 # On Debian/Ubuntu, as root (CI) or with password-less sudo, missing packages are installed with
 # apt; otherwise this stops at once and prints the exact command to run. On macOS, Homebrew.
 set -euo pipefail
 
-apt_packages=(iproute2 mosquitto mosquitto-clients postgresql python3 python3-venv python3-pip)
-brew_packages=(mosquitto postgresql@16 python)
+apt_packages=(iproute2 mosquitto mosquitto-clients postgresql python3 python3-venv python3-pip dbus)
+brew_packages=(mosquitto postgresql@16 python dbus)
 
 stop() {
     echo "scripts/test.sh needs: $1" >&2

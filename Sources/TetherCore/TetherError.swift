@@ -42,7 +42,7 @@ public struct TetherError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A stable error code: `rawValue` and `name` are part of the public API and never reused.
     ///
     /// Ranges: 1xxx the product model and values, 2xxx wire formats, 3xxx connections and devices,
-    /// 4xxx the cloud and the user's session.
+    /// 4xxx the cloud and the user's session, 6xxx Bluetooth LE (5xxx is MQTT's).
     public typealias Code = ErrorCode<TetherError>
 }
 
@@ -143,6 +143,9 @@ extension ErrorCode where Domain == TetherError {
     /// Onboarding: the system refused the app the local network (iOS's local-network
     /// permission, or the multicast entitlement smart config needs).
     public static var localNetworkDenied: Self { Self(3024, "localNetworkDenied") }
+    /// A D-Bus peer (BlueZ, the bus itself) answered a call with an error; the message carries
+    /// the D-Bus error name (`org.bluez.Error.Failed`, …).
+    public static var busCallFailed: Self { Self(3025, "busCallFailed") }
 
     // 4xxx: the cloud and the user's session
     /// The cloud refused the request; ``TetherError/cloudCode`` says why (the Open API's code).
@@ -152,6 +155,27 @@ extension ErrorCode where Domain == TetherError {
     public static var notLoggedIn: Self { Self(4002, "notLoggedIn") }
     /// The cloud answered something that is not the Open API's answer (wrong server?).
     public static var unexpectedCloudResponse: Self { Self(4003, "unexpectedCloudResponse") }
+
+    // 6xxx: Bluetooth LE
+    /// The machine has no Bluetooth LE controller, or its stack does not support what was asked.
+    public static var bluetoothUnsupported: Self { Self(6001, "bluetoothUnsupported") }
+    /// The system did not allow this app to use Bluetooth.
+    public static var bluetoothUnauthorized: Self { Self(6002, "bluetoothUnauthorized") }
+    /// Bluetooth is switched off.
+    public static var bluetoothPoweredOff: Self { Self(6003, "bluetoothPoweredOff") }
+    /// The named adapter (`hci0`, …) does not exist.
+    public static var bluetoothAdapterNotFound: Self { Self(6004, "bluetoothAdapterNotFound") }
+    /// No peripheral with that identifier or address has been seen.
+    public static var peripheralNotFound: Self { Self(6005, "peripheralNotFound") }
+    /// The peripheral has no such GATT service or characteristic.
+    public static var gattAttributeNotFound: Self { Self(6006, "gattAttributeNotFound") }
+    /// The characteristic does not allow the operation (read, write, notify) by its properties.
+    public static var gattOperationNotPermitted: Self { Self(6007, "gattOperationNotPermitted") }
+    /// The peripheral refused or failed a GATT operation.
+    public static var gattOperationFailed: Self { Self(6008, "gattOperationFailed") }
+    /// The link to the peripheral ended; the message says why (by the app, by the device, link
+    /// lost, timeout, authentication).
+    public static var peripheralDisconnected: Self { Self(6009, "peripheralDisconnected") }
 
     /// Every code, for documentation and exhaustive tests.
     public static var all: [Self] {
@@ -163,8 +187,10 @@ extension ErrorCode where Domain == TetherError {
             .notControllable, .deviceOffline, .unexpectedResponse, .cancelled, .bindFailed,
             .downloadFailed, .digestMismatch, .lanGrantRequired, .lanGrantRefused, .sessionNegotiationFailed,
             .wifiNetworkNotFound, .wifiAuthenticationFailed, .wifiJoinFailed, .noIPAddress, .wifiScanFailed, .pairingTokenExpired, .pairingTokenUsed,
-            .pairingRefused, .localNetworkDenied,
+            .pairingRefused, .localNetworkDenied, .busCallFailed,
             .cloudRefused, .notLoggedIn, .unexpectedCloudResponse,
+            .bluetoothUnsupported, .bluetoothUnauthorized, .bluetoothPoweredOff, .bluetoothAdapterNotFound, .peripheralNotFound,
+            .gattAttributeNotFound, .gattOperationNotPermitted, .gattOperationFailed, .peripheralDisconnected,
         ]
     }
 }

@@ -8,12 +8,14 @@ enum FuzzHarness {
     static let targets: [String: @Sendable ([UInt8]) -> String?] = [
         "gizwits-lan": FuzzTargets.gizwitsLAN, "mqtt": FuzzTargets.mqtt, "alink": FuzzTargets.alink,
         "lan-grant": FuzzTargets.lanGrant, "tuya": FuzzTargets.tuya, "smart-config": FuzzTargets.smartConfig,
-        "esp-provisioning": FuzzTargets.espProvisioning,
+        "esp-provisioning": FuzzTargets.espProvisioning, "lw003": FuzzTargets.lw003, "diot": FuzzTargets.diot,
+        "dbus": FuzzTargets.dbus,
     ]
     static let seeds: [String: [[UInt8]]] = [
         "gizwits-lan": FuzzTargets.seeds, "mqtt": FuzzTargets.mqttSeeds, "alink": FuzzTargets.alinkSeeds,
         "lan-grant": FuzzTargets.lanGrantSeeds, "tuya": FuzzTargets.tuyaSeeds, "smart-config": FuzzTargets.smartConfigSeeds,
-        "esp-provisioning": FuzzTargets.espProvisioningSeeds,
+        "esp-provisioning": FuzzTargets.espProvisioningSeeds, "lw003": FuzzTargets.lw003Seeds, "diot": FuzzTargets.diotSeeds,
+        "dbus": FuzzTargets.dbusSeeds,
     ]
 }
 

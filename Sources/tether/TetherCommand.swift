@@ -12,7 +12,7 @@ struct TetherCommand: AsyncParsableCommand {
             Devices.self, Bind.self, Unbind.self, Status.self, Write.self, Watch.self, RRPCCommand.self, ShadowCommand.self, PublishCommand.self,
             FirmwareCommand.self, ShareCommand.self, MessagesCommand.self, HomeCommand.self, ScheduleCommand.self, GroupCommand.self, SceneCommand.self,
             RuleCommand.self,
-            TuyaCommand.self,
+            TuyaCommand.self, BLECommand.self,
             OnboardCommand.self,
             Demo.self, LAN.self, MQTT.self, ChannelCommand.self,
         ]

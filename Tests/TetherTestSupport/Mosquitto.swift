@@ -37,40 +37,14 @@ public final class Mosquitto: @unchecked Sendable {
 
     public func start() throws {
         let arguments = [Self.executable, "-c", directory.appendingPathComponent("mosquitto.conf").path]
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        // Spawned from a concurrency-pool thread, the child would inherit that thread's blocked
-        // signals and ignore SIGTERM: give it an empty mask and default handlers.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var child: pid_t = 0
-        let result = posix_spawn(&child, Self.executable, &actions, &attributes, &argv, environ)
-        guard result == 0 else {
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot start mosquitto: \(String(cString: strerror(result)))"])
-        }
-        pid = child
+        pid = try ChildProcess.spawn(arguments, quiet: true, what: "mosquitto")
         try Self.waitForPort(port)
     }
 
     /// SIGTERM: mosquitto saves its persistence file and exits.
     public func stop() {
         guard let pid else { return }
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+        ChildProcess.stop(pid)
         self.pid = nil
     }
 

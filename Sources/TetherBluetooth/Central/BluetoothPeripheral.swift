@@ -1,0 +1,42 @@
+/// A peripheral a scan saw: how to reach it and what it advertised.
+public struct BluetoothPeripheral: Hashable, Sendable {
+    /// How the central names it: the Bluetooth address (`C8:47:8C:12:34:56`) on BlueZ, the
+    /// system's UUID for it on Apple platforms (which hide addresses).
+    public var identifier: String
+    /// The advertised name, or the name the stack remembers.
+    public var name: String?
+    /// The signal strength of the last advertisement, in dBm.
+    public var rssi: Int?
+    public var advertisement: BluetoothAdvertisement
+
+    public init(identifier: String, name: String? = nil, rssi: Int? = nil, advertisement: BluetoothAdvertisement = BluetoothAdvertisement()) {
+        self.identifier = identifier
+        self.name = name
+        self.rssi = rssi
+        self.advertisement = advertisement
+    }
+}
+
+/// What to scan for.
+public struct BluetoothScanOptions: Hashable, Sendable {
+    /// Only peripherals advertising one of these services (empty: every peripheral).
+    public var services: [BluetoothUUID]
+    /// Report every advertisement (true: RSSI and changing data follow the device), or each
+    /// peripheral once per change (false).
+    public var allowDuplicates: Bool
+
+    public init(services: [BluetoothUUID] = [], allowDuplicates: Bool = false) {
+        self.services = services
+        self.allowDuplicates = allowDuplicates
+    }
+}
+
+/// How to connect.
+public struct BluetoothConnectionOptions: Hashable, Sendable {
+    /// How long connecting and discovering the services may take.
+    public var timeout: Duration
+
+    public init(timeout: Duration = .seconds(20)) {
+        self.timeout = timeout
+    }
+}
