@@ -154,6 +154,7 @@ let package = Package(
             name: "TetherAgent",
             dependencies: [
                 "TetherCore",
+                "TetherBluetooth",
                 "TetherGizwitsLAN",
                 "TetherTuyaLAN",
                 "TetherProvisioning",
@@ -217,6 +218,9 @@ let package = Package(
             name: "tether-agent",
             dependencies: [
                 "TetherAgent",
+                "TetherBluetooth",
+                "TetherBlueZ",
+                "TetherDBus",
                 "TetherAlink",
                 "TetherTuyaLAN",
                 "TetherCLISupport",

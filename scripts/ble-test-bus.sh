@@ -129,7 +129,7 @@ start)
     for _ in $(seq 1 100); do [ -S "$directory/bus.sock" ] && break; sleep 0.1; done
     [ -S "$directory/bus.sock" ] || { echo "dbus-daemon did not start: $(tail -3 "$directory/dbus.log")" >&2; exit 1; }
     export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$directory/bus.sock"
-    "$(dirname "$python")/bluezoo" --auto-enable --scan-interval 1 -a "$central_address" -a "$peripheral_address" \
+    "$(dirname "$python")/bluezoo" ${TETHER_BLUEZOO_VERBOSE:+-vv} --auto-enable --scan-interval 1 -a "$central_address" -a "$peripheral_address" \
         >"$directory/bluezoo.log" 2>&1 &
     echo $! >"$directory/bluezoo.pid"
     if ! wait_adapters 20; then

@@ -67,9 +67,14 @@ public final class BlueZCentral: BluetoothCentral {
 
     /// Reads every object again (`GetManagedObjects`).
     func reload() async throws(TetherError) {
-        let reply = try await exchange(
-            .methodCall(destination: BlueZNames.service, path: "/", interface: BlueZNames.objectManager, member: "GetManagedObjects"),
-            doing: "reading BlueZ's objects")
+        let reply = try await bus.exchange(
+            .methodCall(destination: BlueZNames.service, path: "/", interface: BlueZNames.objectManager, member: "GetManagedObjects"))
+        if reply.kind == .error {
+            if reply.errorName == "org.freedesktop.DBus.Error.ServiceUnknown" || reply.errorName == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+                throw TetherError(.bluetoothUnsupported, "bluetoothd is not running on the bus (\(reply.errorName ?? ""))")
+            }
+            throw BlueZErrors.map(reply, doing: "reading BlueZ's objects")
+        }
         let fresh = BlueZObjects(managedObjects: reply.body)
         objects.withLock { $0 = fresh }
     }

@@ -15,8 +15,6 @@ enum BlueZErrors {
         case "org.bluez.Error.DoesNotExist", "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownMethod":
             return TetherError(.peripheralNotFound, text)
         case "org.bluez.Error.NotConnected": return TetherError(.peripheralDisconnected, text)
-        case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
-            return TetherError(.bluetoothUnsupported, "\(what): bluetoothd is not running on the bus (\(name))")
         default: return TetherError(.gattOperationFailed, text)
         }
     }

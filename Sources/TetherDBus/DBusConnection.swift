@@ -41,6 +41,9 @@ public final class DBusConnection: Sendable {
     let logger: Logger
     private let machine = Mutex(StateMachine())
     private let readyPromise: EventLoopPromise<String>
+    private let exports = Mutex<[String: any DBusObject]>([:])
+    /// Calls addressed to this connection, answered in order by the dispatcher of `withConnection`.
+    private let incoming = AsyncQueue<DBusMessage>()
 
     private init(channel: any Channel, configuration: Configuration, logger: Logger) {
         self.channel = channel
@@ -81,7 +84,50 @@ public final class DBusConnection: Sendable {
         defer { timeout.cancel() }
         let name = try await connection.readyPromise.futureResult.get()
         connection.logger.debug("connected to D-Bus", metadata: ["dbus.name": "\(name)", "dbus.address": "\(configuration.address)"])
-        return try await body(connection)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await connection.dispatchCalls() }
+            defer { group.cancelAll() }
+            return try await body(connection)
+        }
+    }
+
+    /// Answers the calls made to this connection's objects, one after the other.
+    private func dispatchCalls() async {
+        while let call = await incoming.next() {
+            let objects = exports.withLock { $0 }
+            var reply = DBusStandardInterfaces.answer(call, objects: objects)
+            if reply == nil, let object = objects[call.path ?? "/"] {
+                reply = await object.handle(call)
+            }
+            guard !call.flags.contains(.noReplyExpected), var answer = reply else { continue }
+            answer.replySerial = call.serial
+            answer.destination = call.sender
+            do {
+                try send(answer)
+            } catch {
+                logger.warning("a reply could not be sent", metadata: ["dbus.call": "\(call)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Offers `object` at `path` until ``unexport(_:)`` or the end of the connection.
+    public func export(_ object: any DBusObject, at path: String) throws(TetherError) {
+        guard DBusNames.isObjectPath(path) else { throw TetherError(.invalidArgument, "\"\(path.prefix(64))\" is not an object path") }
+        exports.withLock { $0[path] = object }
+    }
+
+    /// Stops offering the object at `path`.
+    public func unexport(_ path: String) {
+        _ = exports.withLock { $0.removeValue(forKey: path) }
+    }
+
+    /// Signals that properties of an exported object changed (`PropertiesChanged`): how a
+    /// BlueZ GATT characteristic notifies its value.
+    public func emitPropertiesChanged(path: String, interface: String, changed: [String: DBusValue], invalidated: [String] = []) throws(TetherError) {
+        try send(
+            .signal(
+                path: path, interface: DBusStandardInterfaces.properties, member: "PropertiesChanged",
+                body: [.string(interface), .properties(changed), .strings(invalidated)]))
     }
 
     /// The unique name the bus gave this connection (`:1.42`).
@@ -180,6 +226,7 @@ public final class DBusConnection: Sendable {
     }
 
     func closed(_ error: TetherError) {
+        incoming.finish()
         let (startup, waiters, subscribers) = machine.withLock { $0.closed(error) }
         if let startup { readyPromise.fail(startup) }
         for waiter in waiters { waiter.resume(returning: .failure(error)) }
@@ -201,9 +248,7 @@ public final class DBusConnection: Sendable {
         case .deliver(let subscribers, let message):
             for subscriber in subscribers { subscriber(message) }
         case .dispatch(let call):
-            // No objects are exported yet: every call to this connection is answered as unknown.
-            guard !call.flags.contains(.noReplyExpected) else { return }
-            try? send(call.errorReply("org.freedesktop.DBus.Error.UnknownObject", "no object at \(call.path ?? "")"))
+            incoming.append(call)
         }
     }
 }

@@ -13,7 +13,7 @@ struct TetherAgentCommand: AsyncParsableCommand {
         commandName: "tether-agent",
         abstract: "The device side of Tether: speaks the Gizwits GAgent LAN protocol like a Wi-Fi module does.",
         version: TetherVersion.current,
-        subcommands: [Simulate.self]
+        subcommands: [Simulate.self, BLESimulate.self]
     )
 }
 

@@ -78,6 +78,61 @@ struct DBusConnectionTests {
         }
     }
 
+    /// A counter with a property and a method, as a test object.
+    struct Counter: DBusObject {
+        let start: Int32
+        var interfaces: [String: [String: DBusValue]] { ["com.example.Counter": ["Start": .int32(start), "Name": .string("counter")]] }
+        func handle(_ call: DBusMessage) async -> DBusMessage {
+            guard call.member == "Add", case .int32(let amount)? = call.body.first else {
+                return call.errorReply("com.example.Error.Unknown", "no such method")
+            }
+            return call.reply([.int32(start + amount)])
+        }
+    }
+
+    @Test("exported objects answer their methods, their properties and GetManagedObjects; PropertiesChanged reaches a subscriber")
+    func exports() async throws {
+        let daemon = try DBusDaemon()
+        try await DBusConnection.withConnection(configuration: Self.configuration(daemon)) { server in
+            try server.export(Counter(start: 40), at: "/com/example/app/counter0")
+            try server.export(Counter(start: 1), at: "/com/example/app/counter1")
+            try await DBusConnection.withConnection(configuration: Self.configuration(daemon)) { client in
+                let name = server.uniqueName
+                func call(_ path: String, _ interface: String?, _ member: String, _ body: [DBusValue] = []) async throws -> DBusMessage {
+                    try await client.exchange(.methodCall(destination: name, path: path, interface: interface, member: member, body: body))
+                }
+                #expect(try await call("/com/example/app/counter0", "com.example.Counter", "Add", [.int32(2)]).body == [.int32(42)])
+                let get = try await call(
+                    "/com/example/app/counter0", "org.freedesktop.DBus.Properties", "Get", [.string("com.example.Counter"), .string("Start")])
+                #expect(get.body == [.variant(.int32(40))])
+                let all = try await call("/com/example/app/counter1", "org.freedesktop.DBus.Properties", "GetAll", [.string("com.example.Counter")])
+                #expect(all.body.first?.propertiesValue == ["Start": .int32(1), "Name": .string("counter")])
+                let managed = try await call("/com/example/app", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+                let objects = try #require(managed.body.first?.dictionaryValue)
+                #expect(Set(objects.keys) == [.objectPath("/com/example/app/counter0"), .objectPath("/com/example/app/counter1")])
+                #expect(try await call("/com/example/app/counter0", "com.example.Counter", "Nope").errorName == "com.example.Error.Unknown")
+                #expect(try await call("/elsewhere", "com.example.Counter", "Add", [.int32(1)]).errorName == "org.freedesktop.DBus.Error.UnknownObject")
+                let set = try await call(
+                    "/com/example/app/counter0", "org.freedesktop.DBus.Properties", "Set",
+                    [.string("com.example.Counter"), .string("Start"), .variant(.int32(0))])
+                #expect(set.errorName == "org.freedesktop.DBus.Error.PropertyReadOnly")
+
+                let changes = try await client.signals(
+                    DBusMatchRule(sender: name, path: "/com/example/app/counter0", interface: "org.freedesktop.DBus.Properties"))
+                try server.emitPropertiesChanged(path: "/com/example/app/counter0", interface: "com.example.Counter", changed: ["Start": .int32(7)])
+                for await signal in changes {
+                    #expect(signal.body.first == .string("com.example.Counter"))
+                    #expect(signal.body[1].propertiesValue == ["Start": .int32(7)])
+                    break
+                }
+                server.unexport("/com/example/app/counter0")
+                #expect(
+                    try await call("/com/example/app/counter0", "com.example.Counter", "Add", [.int32(1)]).errorName
+                        == "org.freedesktop.DBus.Error.UnknownObject")
+            }
+        }
+    }
+
     @Test("nobody listening at the address is a connection error")
     func noBus() async throws {
         await #expect(throws: TetherError.self) {
