@@ -195,7 +195,7 @@ let package = Package(
         // Virtual devices in-process, for apps' own tests.
         .target(
             name: "TetherTesting",
-            dependencies: ["Tether", "TetherAgent", "TetherAlink", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Tether", "TetherAgent", "TetherAlink", "TetherBluetooth", .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "TetherCLISupport", dependencies: ["TetherCore"]),
         .executableTarget(
@@ -303,6 +303,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Tether",
+                "TetherBluetooth",
                 "TetherCloudClient",
                 "TetherTesting",
                 "TetherAlink",

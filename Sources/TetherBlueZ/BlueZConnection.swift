@@ -10,9 +10,10 @@ final class BlueZConnection: BluetoothConnection {
     let identifier: String
     let devicePath: String
     private let gatt: Mutex<(services: [BluetoothService], paths: [BluetoothCharacteristicID: String], mtu: Int?)>
-    /// Why the link ended, once it has; and who waits for it.
-    private let ending = Mutex<(reason: BluetoothDisconnection?, waiters: [Int: Waiter], nextWaiter: Int, byApp: Bool)>((nil, [:], 0, false))
-    typealias Waiter = CheckedContinuation<BluetoothDisconnection?, Never>
+    /// Why the link ended, once it has.
+    private let ending = AsyncPromise<BluetoothDisconnection, TetherError>()
+    /// Whether the app asked for the disconnection (so that the link's end is not the device's).
+    private let byApp = Mutex(false)
     /// Notification streams to end with the link.
     private let streams = Mutex<[Int: AsyncStream<[UInt8]>.Continuation]>([:])
     private let watch = Mutex<Cancellable?>(nil)
@@ -71,7 +72,7 @@ final class BlueZConnection: BluetoothConnection {
     }
 
     private var isLinked: Bool {
-        ending.withLock { $0.reason == nil }
+        !ending.isResolved
     }
 
     private func connect(options: BluetoothConnectionOptions, resolved: AsyncStream<Void>) async throws(TetherError) {
@@ -96,11 +97,11 @@ final class BlueZConnection: BluetoothConnection {
     }
 
     private func disconnect() async {
-        let first = ending.withLock { state in
-            defer { state.byApp = true }
-            return state.reason == nil && !state.byApp
+        let first = byApp.withLock { asked in
+            defer { asked = true }
+            return !asked
         }
-        guard first else { return }
+        guard first, isLinked else { return }
         _ = try? await central.exchange(
             .methodCall(destination: BlueZNames.service, path: devicePath, interface: BlueZNames.device, member: "Disconnect"),
             doing: "disconnecting \(identifier)", timeout: .seconds(5))
@@ -109,16 +110,9 @@ final class BlueZConnection: BluetoothConnection {
 
     /// The link ended: `reason`, or (nil) the device's `Connected` went false on its own.
     private func ended(_ reason: BluetoothDisconnection?) {
-        let (waiters, final) = ending.withLock { state -> ([Waiter], BluetoothDisconnection?) in
-            guard state.reason == nil else { return ([], nil) }
-            // bluetoothd does not say who ended a link (bluezoo never does); if the app did not, the device did.
-            let final = reason ?? (state.byApp ? .byApp : .byDevice)
-            state.reason = final
-            defer { state.waiters = [:] }
-            return (Array(state.waiters.values), final)
-        }
-        guard let final else { return }
-        for waiter in waiters { waiter.resume(returning: final) }
+        guard isLinked else { return }
+        // bluetoothd does not say who ended a link (bluezoo never does); if the app did not, the device did.
+        ending.resolve(.success(reason ?? (byApp.withLock { $0 } ? .byApp : .byDevice)))
         for stream in streams.withLock({ Array($0.values) }) { stream.finish() }
     }
 
@@ -201,25 +195,6 @@ final class BlueZConnection: BluetoothConnection {
     }
 
     func disconnection() async throws(TetherError) -> BluetoothDisconnection {
-        let id = ending.withLock { state in
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
-        let reason = await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: Waiter) in
-                let done = ending.withLock { state -> BluetoothDisconnection?? in
-                    if let reason = state.reason { return .some(reason) }
-                    // Cancelled before waiting: the handler below found no waiter to resume.
-                    if Task.isCancelled { return .some(nil) }
-                    state.waiters[id] = waiter
-                    return .none
-                }
-                if let done { waiter.resume(returning: done) }
-            }
-        } onCancel: {
-            ending.withLock { $0.waiters.removeValue(forKey: id) }?.resume(returning: nil)
-        }
-        guard let reason else { throw TetherError(.cancelled, "stopped waiting for \(identifier) to disconnect") }
-        return reason
+        try await ending.value { TetherError(.cancelled, "stopped waiting for the link to end") }
     }
 }

@@ -52,7 +52,7 @@ public final class BlueZPeripheral: BluetoothPeripheralLink {
                 try bus.export(BlueZGATTServiceObject(uuid: service.uuid), at: servicePath)
                 for characteristic in service.characteristics {
                     let object = BlueZGATTCharacteristicObject(
-                        characteristic: characteristic, servicePath: servicePath, handler: handler, notifying: peripheral.notifying)
+                        characteristic: characteristic, servicePath: servicePath, handler: handler, peripheral: peripheral)
                     try bus.export(object, at: paths[characteristic.id]!)
                 }
             }
@@ -72,6 +72,8 @@ public final class BlueZPeripheral: BluetoothPeripheralLink {
                 BlueZNames.advertisingManager, "RegisterAdvertisement", [.objectPath("\(root)/advertisement"), .properties([:])], doing: "advertise")
             logger.info("advertising", metadata: ["adapter": "\(adapter)", "name": "\(definition.advertisement.localName ?? "")"])
             defer {
+                // The objects hold the peripheral: unexported, they let it go.
+                for path in paths.values { bus.unexport(path) }
                 try? bus.send(
                     .methodCall(
                         destination: BlueZNames.service, path: adapterPath, interface: BlueZNames.advertisingManager, member: "UnregisterAdvertisement",

@@ -22,14 +22,17 @@ final class BlueZGATTCharacteristicObject: DBusObject {
     let characteristic: BluetoothCharacteristic
     let servicePath: String
     let handler: any BluetoothPeripheralHandler
-    let notifying: BlueZNotifying
+    /// The peripheral it belongs to (unexported at the end of its scope, which ends this reference).
+    let peripheral: BlueZPeripheral
 
-    init(characteristic: BluetoothCharacteristic, servicePath: String, handler: any BluetoothPeripheralHandler, notifying: BlueZNotifying) {
+    init(characteristic: BluetoothCharacteristic, servicePath: String, handler: any BluetoothPeripheralHandler, peripheral: BlueZPeripheral) {
         self.characteristic = characteristic
         self.servicePath = servicePath
         self.handler = handler
-        self.notifying = notifying
+        self.peripheral = peripheral
     }
+
+    var notifying: BlueZNotifying { peripheral.notifying }
 
     var interfaces: [String: [String: DBusValue]] {
         [
@@ -50,7 +53,7 @@ final class BlueZGATTCharacteristicObject: DBusObject {
             switch call.member {
             case "ReadValue":
                 guard characteristic.properties.contains(.read) else { throw TetherError(.gattOperationNotPermitted, "\(id) is not readable") }
-                return call.reply([.bytes(try await handler.read(id))])
+                return call.reply([.bytes(try await handler.read(id, link: peripheral))])
             case "WriteValue":
                 guard let value = call.body.first?.bytesValue else { return call.errorReply("org.bluez.Error.InvalidArguments", "WriteValue takes ay, a{sv}") }
                 let options = call.body.count > 1 ? call.body[1].propertiesValue ?? [:] : [:]
@@ -58,7 +61,7 @@ final class BlueZGATTCharacteristicObject: DBusObject {
                 guard characteristic.properties.contains(type == .withResponse ? .write : .writeWithoutResponse) else {
                     throw TetherError(.gattOperationNotPermitted, "\(id) does not allow writes \(type)")
                 }
-                try await handler.write(value, to: id, type: type)
+                try await handler.write(value, to: id, type: type, link: peripheral)
                 return call.reply()
             case "StartNotify", "StopNotify":
                 guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else {
@@ -66,7 +69,7 @@ final class BlueZGATTCharacteristicObject: DBusObject {
                 }
                 let enabled = call.member == "StartNotify"
                 notifying.set(id, enabled)
-                await handler.notifyingChanged(id, enabled: enabled)
+                await handler.notifyingChanged(id, enabled: enabled, link: peripheral)
                 return call.reply()
             case "Confirm":
                 // bluezoo (like BlueZ for indications) confirms each notification.

@@ -10,7 +10,7 @@ import TetherDBus
 struct BLECommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ble", abstract: "Bluetooth LE devices through BlueZ: scan, connect, read, write, watch; LW003-V3 and DIoT profiles.",
-        subcommands: [BLEScan.self, BLEConnect.self, BLERead.self, BLEWrite.self, BLEWatch.self, BLELW003Command.self])
+        subcommands: [BLEScan.self, BLEConnect.self, BLERead.self, BLEWrite.self, BLEWatch.self, BLELW003Command.self, BLEDIoTCommand.self])
 
     /// Opens the central of `adapter` on the system bus (or `DBUS_SYSTEM_BUS_ADDRESS`).
     static func withCentral(adapter: String, _ body: @escaping @Sendable (BlueZCentral) async throws -> Void) async throws {

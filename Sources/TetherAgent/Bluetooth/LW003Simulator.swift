@@ -196,7 +196,7 @@ public final class LW003Simulator: BluetoothPeripheralHandler {
 
     // MARK: - BluetoothPeripheralHandler
 
-    public func read(_ characteristic: BluetoothCharacteristicID) async throws(TetherError) -> [UInt8] {
+    public func read(_ characteristic: BluetoothCharacteristicID, link: any BluetoothPeripheralLink) async throws(TetherError) -> [UInt8] {
         guard characteristic.service == LW003GATT.deviceInformationService else {
             throw TetherError(.gattOperationNotPermitted, "\(characteristic) is not readable")
         }
@@ -213,7 +213,9 @@ public final class LW003Simulator: BluetoothPeripheralHandler {
         return Array(text.utf8)
     }
 
-    public func write(_ value: [UInt8], to characteristic: BluetoothCharacteristicID, type: BluetoothWriteType) async throws(TetherError) {
+    public func write(
+        _ value: [UInt8], to characteristic: BluetoothCharacteristicID, type: BluetoothWriteType, link: any BluetoothPeripheralLink
+    ) async throws(TetherError) {
         guard characteristic.service == LW003GATT.customService else { throw TetherError(.gattOperationNotPermitted, "\(characteristic) is not writable") }
         switch characteristic.characteristic {
         case LW003GATT.login:
@@ -224,27 +226,19 @@ public final class LW003Simulator: BluetoothPeripheralHandler {
                 return state.loggedIn
             }
             logger.info("login", metadata: ["accepted": "\(accepted)"])
-            await respond(accepted ? LW003LoginResult.accepted.bytes : LW003LoginResult.rejected.bytes, on: LW003GATT.login)
+            link.notify(accepted ? LW003LoginResult.accepted.bytes : LW003LoginResult.rejected.bytes, on: Self.id(LW003GATT.login))
         case LW003GATT.command:
             guard state.withLock({ $0.password == nil || $0.loggedIn }), let frame = try? LW003Frame(decoding: value) else { return }
-            await respond(command(frame), on: LW003GATT.command)
+            link.notify(command(frame), on: Self.id(LW003GATT.command))
         default:
             throw TetherError(.gattOperationNotPermitted, "\(characteristic) is not writable")
         }
     }
 
-    private var link: (any BluetoothPeripheralLink)? { linkBox.withLock { $0 } }
-    private let linkBox = Mutex<(any BluetoothPeripheralLink)?>(nil)
-
-    /// Serves `link` until cancelled: the replies, the uploads and drops the handler's calls
-    /// start, the log, the battery, the login timeout and the faults.
+    /// Serves `link` until cancelled: the uploads and drops the handler's calls start, the log,
+    /// the battery, the login timeout and the faults.
     public func serve(_ link: any BluetoothPeripheralLink) async {
-        linkBox.withLock { $0 = link }
         await run(on: link)
-    }
-
-    private func respond(_ bytes: [UInt8], on characteristic: BluetoothUUID) async {
-        link?.notify(bytes, on: Self.id(characteristic))
     }
 
     /// The reply to a command frame (A4), and the work it starts.
@@ -288,7 +282,7 @@ public final class LW003Simulator: BluetoothPeripheralHandler {
         }
     }
 
-    public func notifyingChanged(_ characteristic: BluetoothCharacteristicID, enabled: Bool) async {
+    public func notifyingChanged(_ characteristic: BluetoothCharacteristicID, enabled: Bool, link: any BluetoothPeripheralLink) async {
         // A central turning on AA00's notifications starts a session: the login clock runs.
         guard characteristic == Self.id(LW003GATT.login), enabled else { return }
         let session = state.withLock { state in

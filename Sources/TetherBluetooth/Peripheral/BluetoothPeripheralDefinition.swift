@@ -14,10 +14,14 @@ public struct BluetoothPeripheralDefinition: Hashable, Sendable {
 
 /// The device behind a peripheral: answers the reads and writes of a connected central and
 /// hears when it turns notifications on or off. Errors reach the central as failed operations.
+/// Each call carries the link it came through, to answer on (a write's reply is often a
+/// notification).
 public protocol BluetoothPeripheralHandler: Sendable {
-    func read(_ characteristic: BluetoothCharacteristicID) async throws(TetherError) -> [UInt8]
-    func write(_ value: [UInt8], to characteristic: BluetoothCharacteristicID, type: BluetoothWriteType) async throws(TetherError)
-    func notifyingChanged(_ characteristic: BluetoothCharacteristicID, enabled: Bool) async
+    func read(_ characteristic: BluetoothCharacteristicID, link: any BluetoothPeripheralLink) async throws(TetherError) -> [UInt8]
+    func write(
+        _ value: [UInt8], to characteristic: BluetoothCharacteristicID, type: BluetoothWriteType, link: any BluetoothPeripheralLink
+    ) async throws(TetherError)
+    func notifyingChanged(_ characteristic: BluetoothCharacteristicID, enabled: Bool, link: any BluetoothPeripheralLink) async
 }
 
 /// What a device can do to its centrals while it serves: notify, and drop the link.
