@@ -139,6 +139,20 @@ struct BLEDIoTCommand: AsyncParsableCommand {
         return value
     }
 
+    /// `--channel` (one channel of a table, 1...9) and `--json`, as the table commands take them.
+    struct ChannelFilter: ParsableArguments {
+        @Option(help: "Only this channel (1...9).") var channel: Int?
+        @Flag(help: "Print one JSON object per channel.") var json = false
+
+        func validate() throws {
+            _ = try parsed()
+        }
+
+        func parsed() throws -> UInt8? {
+            try channel.map { try BLEDIoTCommand.channel($0, option: "--channel") }
+        }
+    }
+
     // MARK: - Subcommands
 
     struct Info: AsyncParsableCommand {
@@ -191,16 +205,10 @@ struct BLEDIoTCommand: AsyncParsableCommand {
     struct Channels: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The channel map: which feature each data channel carries.")
         @OptionGroup var options: Options
-        @Option(help: "Only this channel (1...9).") var channel: Int?
-        @Flag(help: "Print one JSON object per channel.") var json = false
-
-        func validate() throws {
-            if let channel { _ = try BLEDIoTCommand.channel(channel, option: "--channel") }
-        }
+        @OptionGroup var filter: ChannelFilter
 
         func run() async throws {
-            let channel = try channel.map { try BLEDIoTCommand.channel($0, option: "--channel") }
-            let json = json
+            let (channel, json) = (try filter.parsed(), filter.json)
             try await options.withDevice { device in
                 let records = if let channel { [try await device.channel(channel)] } else { try await device.channels() }
                 BLEDIoTCommand.printChannels(records, json: json)
@@ -211,16 +219,10 @@ struct BLEDIoTCommand: AsyncParsableCommand {
     struct Rates: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The rate table: how often each data channel updates (0: automatic).")
         @OptionGroup var options: Options
-        @Option(help: "Only this channel (1...9).") var channel: Int?
-        @Flag(help: "Print one JSON object per channel.") var json = false
-
-        func validate() throws {
-            if let channel { _ = try BLEDIoTCommand.channel(channel, option: "--channel") }
-        }
+        @OptionGroup var filter: ChannelFilter
 
         func run() async throws {
-            let channel = try channel.map { try BLEDIoTCommand.channel($0, option: "--channel") }
-            let json = json
+            let (channel, json) = (try filter.parsed(), filter.json)
             try await options.withDevice { device in
                 let records = if let channel { [try await device.rate(channel)] } else { try await device.rates() }
                 BLEDIoTCommand.printRates(records, json: json)

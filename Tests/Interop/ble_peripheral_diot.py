@@ -13,15 +13,10 @@ import argparse
 import asyncio
 import struct
 
-from dbus_fast import BusType, PropertyAccess, Variant
+from dbus_fast import BusType
 from dbus_fast.aio import MessageBus
-from dbus_fast.service import ServiceInterface, dbus_property, method
 
-BASE = "-0000-1000-8000-00805f9b34fb"
-
-
-def uuid16(short):
-    return "0000%04x%s" % (short, BASE)
+from ble_gatt import Advertisement, Characteristic, Service, register, uuid16
 
 
 # B2: the worked example's id; the name is "DIoT-" and its last two bytes in hex.
@@ -66,117 +61,6 @@ def encode(code, value):
     if kind == "b":
         return bytes([1 if value else 0, 0, 0, 0])
     return struct.pack("<I", value)
-
-
-class Advertisement(ServiceInterface):
-    def __init__(self):
-        super().__init__("org.bluez.LEAdvertisement1")
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Type(self) -> "s":
-        return "peripheral"
-
-    @dbus_property(access=PropertyAccess.READ)
-    def ServiceUUIDs(self) -> "as":
-        return [uuid16(0xC000)]
-
-    @dbus_property(access=PropertyAccess.READ)
-    def ManufacturerData(self) -> "a{qv}":
-        return {COMPANY: Variant("ay", DEVICE_ID)}
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Discoverable(self) -> "b":
-        # General discoverable: without it BlueZ (and bluezoo) advertise only while the adapter is.
-        return True
-
-    @dbus_property(access=PropertyAccess.READ)
-    def LocalName(self) -> "s":
-        return NAME
-
-    @method()
-    def Release(self):
-        pass
-
-
-class Service(ServiceInterface):
-    def __init__(self, uuid):
-        super().__init__("org.bluez.GattService1")
-        self.uuid = uuid
-
-    @dbus_property(access=PropertyAccess.READ)
-    def UUID(self) -> "s":
-        return self.uuid
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Primary(self) -> "b":
-        return True
-
-
-class Characteristic(ServiceInterface):
-    """A characteristic: reads answer `on_read()` (or the last value), writes go to `on_write`,
-    and `on_subscribe` runs when a central turns notifications on."""
-
-    def __init__(self, uuid, service_path, flags, mtu, value=b"", on_read=None, on_write=None, on_subscribe=None):
-        super().__init__("org.bluez.GattCharacteristic1")
-        self.uuid = uuid
-        self.service_path = service_path
-        self.flags = flags
-        self.mtu = mtu
-        self.value = value
-        self.on_read = on_read
-        self.on_write = on_write
-        self.on_subscribe = on_subscribe
-        self.notifying = False
-
-    @dbus_property(access=PropertyAccess.READ)
-    def UUID(self) -> "s":
-        return self.uuid
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Service(self) -> "o":
-        return self.service_path
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Flags(self) -> "as":
-        return self.flags
-
-    @dbus_property(access=PropertyAccess.READ)
-    def MTU(self) -> "q":
-        return self.mtu
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Value(self) -> "ay":
-        return self.value
-
-    @method()
-    def ReadValue(self, options: "a{sv}") -> "ay":
-        return self.on_read() if self.on_read else self.value
-
-    @method()
-    def WriteValue(self, value: "ay", options: "a{sv}"):
-        if self.on_write:
-            self.on_write(bytes(value))
-
-    @method()
-    def StartNotify(self):
-        self.notifying = True
-        if self.on_subscribe:
-            self.on_subscribe()
-
-    @method()
-    def StopNotify(self):
-        self.notifying = False
-
-    @method()
-    def Confirm(self):
-        # bluezoo calls it after each notification.
-        pass
-
-    def notify(self, value):
-        if not self.notifying:
-            return
-        self.value = value
-        self.emit_properties_changed({"Value": value})
 
 
 class DIoT:
@@ -376,16 +260,13 @@ async def main():
         for char_index, (short, flags, extra) in enumerate(chars):
             if short in omit:
                 continue
-            char = Characteristic(uuid16(short), service_path, flags, args.mtu, **extra)
+            char = Characteristic(uuid16(short), service_path, flags, mtu=args.mtu, **extra)
             device.chars[short] = char
             bus.export("%s/char%d" % (service_path, char_index), char)
-    bus.export(root + "/advertisement0", Advertisement())
+    bus.export(root + "/advertisement0", Advertisement(NAME, [uuid16(0xC000)], manufacturer_data={COMPANY: DEVICE_ID}))
 
     adapter_path = "/org/bluez/" + args.adapter
-    introspection = await bus.introspect("org.bluez", adapter_path)
-    adapter = bus.get_proxy_object("org.bluez", adapter_path, introspection)
-    await adapter.get_interface("org.bluez.GattManager1").call_register_application(root, {})
-    await adapter.get_interface("org.bluez.LEAdvertisingManager1").call_register_advertisement(root + "/advertisement0", {})
+    await register(bus, args.adapter, root, root + "/advertisement0")
     print("ready", flush=True)
 
     await asyncio.gather(device.run_sensor(), *(device.run_channel(channel) for channel in range(1, 10)), asyncio.Event().wait())

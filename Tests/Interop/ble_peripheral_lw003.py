@@ -10,15 +10,10 @@ import asyncio
 import struct
 import time
 
-from dbus_fast import BusType, PropertyAccess, Variant
+from dbus_fast import BusType
 from dbus_fast.aio import MessageBus
-from dbus_fast.service import ServiceInterface, dbus_property, method
 
-BASE = "-0000-1000-8000-00805f9b34fb"
-
-
-def uuid16(short):
-    return "0000%04x%s" % (short, BASE)
+from ble_gatt import Advertisement, Characteristic, Service, register, uuid16
 
 
 MAC = bytes([0xC8, 0x47, 0x8C, 0x12, 0x34, 0x56])
@@ -27,110 +22,6 @@ MAC = bytes([0xC8, 0x47, 0x8C, 0x12, 0x34, 0x56])
 def manufacturer_payload(password_required):
     # A2: tx power, battery %, battery mV (BE), password flag, temperature and humidity x100 (BE), MAC.
     return struct.pack(">bBHBhH", -4, 85, 3600, 1 if password_required else 0, 2500, 5000) + MAC
-
-
-class Advertisement(ServiceInterface):
-    def __init__(self, password_required):
-        super().__init__("org.bluez.LEAdvertisement1")
-        self.password_required = password_required
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Type(self) -> "s":
-        return "peripheral"
-
-    @dbus_property(access=PropertyAccess.READ)
-    def ServiceUUIDs(self) -> "as":
-        return [uuid16(0xAA0A)]
-
-    @dbus_property(access=PropertyAccess.READ)
-    def ServiceData(self) -> "a{sv}":
-        return {uuid16(0xAA0A): Variant("ay", bytes([0x00]))}
-
-    @dbus_property(access=PropertyAccess.READ)
-    def ManufacturerData(self) -> "a{qv}":
-        return {0xFFFF: Variant("ay", manufacturer_payload(self.password_required))}
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Discoverable(self) -> "b":
-        # General discoverable: without it BlueZ (and bluezoo) advertise only while the adapter is.
-        return True
-
-    @dbus_property(access=PropertyAccess.READ)
-    def LocalName(self) -> "s":
-        return "LW003-3456"
-
-    @method()
-    def Release(self):
-        pass
-
-
-class Service(ServiceInterface):
-    def __init__(self, uuid):
-        super().__init__("org.bluez.GattService1")
-        self.uuid = uuid
-
-    @dbus_property(access=PropertyAccess.READ)
-    def UUID(self) -> "s":
-        return self.uuid
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Primary(self) -> "b":
-        return True
-
-
-class Characteristic(ServiceInterface):
-    def __init__(self, uuid, service_path, flags, value=b"", on_write=None):
-        super().__init__("org.bluez.GattCharacteristic1")
-        self.uuid = uuid
-        self.service_path = service_path
-        self.flags = flags
-        self.value = value
-        self.on_write = on_write
-        self.notifying = False
-
-    @dbus_property(access=PropertyAccess.READ)
-    def UUID(self) -> "s":
-        return self.uuid
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Service(self) -> "o":
-        return self.service_path
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Flags(self) -> "as":
-        return self.flags
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Value(self) -> "ay":
-        return self.value
-
-    @method()
-    def ReadValue(self, options: "a{sv}") -> "ay":
-        return self.value
-
-    @method()
-    def WriteValue(self, value: "ay", options: "a{sv}"):
-        if self.on_write:
-            self.on_write(bytes(value))
-
-    @method()
-    def StartNotify(self):
-        self.notifying = True
-
-    @method()
-    def StopNotify(self):
-        self.notifying = False
-
-    @method()
-    def Confirm(self):
-        # bluezoo calls it after each notification.
-        pass
-
-    def notify(self, value):
-        if not self.notifying:
-            return
-        self.value = value
-        self.emit_properties_changed({"Value": value})
 
 
 class LW003:
@@ -187,7 +78,7 @@ async def main():
     bus.export(custom, Service(uuid16(0xAA00)))
     texts = {0x2A24: b"LW003-B", 0x2A25: b"SN0001", 0x2A26: b"V3.0.1", 0x2A27: b"V1.0", 0x2A28: b"V3.0.1", 0x2A29: b"MOKO"}
     for index, (short, text) in enumerate(texts.items()):
-        bus.export("%s/char%d" % (info, index), Characteristic(uuid16(short), info, ["read"], text))
+        bus.export("%s/char%d" % (info, index), Characteristic(uuid16(short), info, ["read"], value=text))
     handlers = {0xAA00: device.on_login, 0xAA02: device.on_command}
     flags = {
         0xAA00: ["write", "write-without-response", "notify"],
@@ -197,17 +88,15 @@ async def main():
         0xAA05: ["notify"],
     }
     for index, short in enumerate([0xAA00, 0xAA01, 0xAA02, 0xAA04, 0xAA05]):
-        char = Characteristic(uuid16(short), custom, flags[short], b"", handlers.get(short))
+        char = Characteristic(uuid16(short), custom, flags[short], on_write=handlers.get(short))
         device.chars[short] = char
         bus.export("%s/char%d" % (custom, index), char)
-    advertisement = Advertisement(args.password is not None)
+    advertisement = Advertisement(
+        "LW003-3456", [uuid16(0xAA0A)], service_data={uuid16(0xAA0A): bytes([0x00])},
+        manufacturer_data={0xFFFF: manufacturer_payload(args.password is not None)})
     bus.export(root + "/advertisement0", advertisement)
 
-    adapter_path = "/org/bluez/" + args.adapter
-    introspection = await bus.introspect("org.bluez", adapter_path)
-    adapter = bus.get_proxy_object("org.bluez", adapter_path, introspection)
-    await adapter.get_interface("org.bluez.GattManager1").call_register_application(root, {})
-    await adapter.get_interface("org.bluez.LEAdvertisingManager1").call_register_advertisement(root + "/advertisement0", {})
+    await register(bus, args.adapter, root, root + "/advertisement0")
     print("ready", flush=True)
 
     async def log_lines():
