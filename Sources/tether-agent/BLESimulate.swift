@@ -18,7 +18,8 @@ struct BLESimulate: AsyncParsableCommand {
             DBUS_SYSTEM_BUS_ADDRESS names, and serves centrals until SIGINT or SIGTERM. The LW003-V3 \
             holds beacon records of every type, writes a log while a central listens, drains its \
             battery and asks for --password when one is given. Faults: --refuse-passwords, \
-            --drop-link-after S, --garbage-frames.
+            --drop-link-after S, --garbage-frames. The DIoT sensor answers its feature, channel and \
+            rate tables, sends live data at each channel's rate, and has a debug console.
             """)
 
     @Option(help: "The profile: lw003 or diot.") var profile: String
@@ -46,7 +47,19 @@ struct BLESimulate: AsyncParsableCommand {
         var logger = Logger(label: "tether.agent.ble")
         logger.logLevel = verbose ? .info : .warning
         let address = try DBusAddress.system(environment: ProcessInfo.processInfo.environment)
-        guard profile == "lw003" else { throw ValidationError("--profile diot is not simulated yet") }
+        let (adapter, quiet) = (adapter, logger)
+        if profile == "diot" {
+            let simulator = DIoTSimulator(logger: logger)
+            let definition = simulator.definition
+            try await runUntilTerminated {
+                try await BlueZPeripheral.withPeripheral(adapter: adapter, bus: address, definition: definition, handler: simulator, logger: quiet) {
+                    peripheral in
+                    printLine("advertising \(definition.advertisement.localName ?? "") on \(adapter)")
+                    await simulator.serve(peripheral)
+                }
+            }
+            return
+        }
         var configuration = LW003Simulator.Configuration()
         configuration.password = password
         configuration.mac = mac
@@ -56,9 +69,9 @@ struct BLESimulate: AsyncParsableCommand {
             refusePasswords: refusePasswords, dropLinkAfter: dropLinkAfter.map { .milliseconds(Int64($0 * 1000)) }, garbageFrames: garbageFrames)
         let simulator = try LW003Simulator(configuration: configuration, logger: logger)
         let definition = try simulator.definition
-        let (adapter, quiet) = (adapter, logger)
         try await runUntilTerminated {
-            try await BlueZPeripheral.withPeripheral(adapter: adapter, bus: address, definition: definition, handler: simulator, logger: quiet) { peripheral in
+            try await BlueZPeripheral.withPeripheral(adapter: adapter, bus: address, definition: definition, handler: simulator, logger: quiet) {
+                peripheral in
                 printLine("advertising \(definition.advertisement.localName ?? "") on \(adapter)")
                 await simulator.serve(peripheral)
             }

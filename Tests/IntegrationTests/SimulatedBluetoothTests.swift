@@ -133,3 +133,38 @@ struct SimulatedBluetoothTests {
         }
     }
 }
+
+/// The DIoT client against the agent's DIoT simulator on the in-process radio.
+@Suite("Simulated Bluetooth: DIoTDevice against DIoTSimulator")
+struct SimulatedDIoTTests {
+    @Test("features, a set confirmed and fetched back, the channel map, and live data at the channel's rate")
+    func tables() async throws {
+        var configuration = DIoTSimulator.Configuration()
+        configuration.tick = .milliseconds(10)
+        let simulator = DIoTSimulator(configuration: configuration)
+        let radio = SimulatedBluetooth()
+        let peripheral = radio.addPeripheral(identifier: "00:11:22:33:44:55", definition: simulator.definition, handler: simulator)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await simulator.serve(peripheral) }
+            defer { group.cancelAll() }
+            try await radio.central.withConnection(to: "00:11:22:33:44:55") { link in
+                try await DIoTDevice.withDevice(on: link) { device in
+                    let features = try await device.features()
+                    #expect(features.count == 43)
+                    #expect(features.first { $0.code == .temperature }?.value == .float(25))
+                    let top = try DIoTFeatureRecord(code: .temperatureAlertTriggerTop, value: .float(50))
+                    _ = try await device.setFeature(top)
+                    #expect(try await device.feature(.temperatureAlertTriggerTop).value == .float(50))
+                    #expect(try await device.channels().first { $0.channel == 1 }?.feature == .temperature)
+                    #expect(try await device.deviceID() == simulator.configuration.deviceID)
+                    var samples: [DIoTFeatureRecord] = []
+                    for try await record in try await device.data(channel: 2) {
+                        samples.append(record)
+                        if samples.count == 3 { break }
+                    }
+                    #expect(samples.allSatisfy { $0.code == .heartRate })
+                }
+            }
+        }
+    }
+}
