@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "TetherBluetooth", targets: ["TetherBluetooth"]),
         .library(name: "TetherDBus", targets: ["TetherDBus"]),
         .library(name: "TetherBlueZ", targets: ["TetherBlueZ"]),
+        .library(name: "TetherCoreBluetooth", targets: ["TetherCoreBluetooth"]),
         .executable(name: "tether", targets: ["tether"]),
         .executable(name: "tether-agent", targets: ["tether-agent"]),
     ],
@@ -191,6 +192,12 @@ let package = Package(
         .target(
             name: "TetherBlueZ",
             dependencies: ["TetherBluetooth", "TetherDBus", "TetherCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The central on Apple platforms: CoreBluetooth, in its own target so that it can never
+        // break the rest (its sources are empty where CoreBluetooth cannot be imported).
+        .target(
+            name: "TetherCoreBluetooth",
+            dependencies: ["TetherBluetooth", "TetherCore", .product(name: "Logging", package: "swift-log")]
         ),
         // Virtual devices in-process, for apps' own tests.
         .target(
