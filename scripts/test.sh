@@ -27,7 +27,11 @@ postgres_env=$(scripts/postgres-test-server.sh start "$postgres_dir" "$postgres_
 eval "$postgres_env"
 trap 'scripts/postgres-test-server.sh stop "$postgres_dir"' EXIT
 swift build --package-path Cloud --build-tests
-swift test --package-path Cloud --skip-build
+# One test at a time, for now: run in parallel on two cores, the tests that drive the SDK's cloud
+# client intermittently stall until their 60 s limits (a storm of failed HTTP connections into a
+# node; see the stop-34 note). Serial, the suite takes about 3.5 minutes instead of 1.5, and
+# passes. Go back to parallel once the stall is found.
+swift test --package-path Cloud --skip-build --no-parallel
 
 if [ ! -x .venv-test/bin/python ]; then
     python3 -m venv .venv-test
