@@ -93,7 +93,7 @@ struct DIoTDeviceTests {
             default: break
             }
         }
-        try await DIoTDevice.withDevice(on: link, timeout: .seconds(2)) { device in
+        try await DIoTDevice.withDevice(on: link, timeout: .seconds(30)) { device in
             #expect(try await device.features().map(\.description) == ["temperature = 25.0", "heartRate = 72"])
             #expect(try await device.feature(.heartRate).value == .int32(72))
             let set = try await device.setFeature(try DIoTFeatureRecord(code: .temperatureAlertTriggerTop, value: .float(50)))
@@ -172,7 +172,7 @@ struct DIoTDeviceTests {
                 link.notify(id, hex("02 04"))
             }
         }
-        try await DIoTDevice.withDevice(on: link, timeout: .seconds(2)) { device async throws in
+        try await DIoTDevice.withDevice(on: link, timeout: .seconds(30)) { device async throws in
             #expect(try await device.channel(2) == DIoTChannelRecord(channel: 2, feature: .heartRate))
             let error = await #expect(throws: TetherError.self) { try await device.channel(5) }
             #expect(error?.code == .malformedFrame)
@@ -250,7 +250,7 @@ struct DIoTDeviceTests {
             try? await Task.sleep(for: .milliseconds(20))
             link.notify(id, Array("version\n".utf8))
         }
-        try await DIoTDevice.withDevice(on: link, timeout: .seconds(2), listQuietPeriod: .milliseconds(200)) { device async throws in
+        try await DIoTDevice.withDevice(on: link, timeout: .seconds(5), listQuietPeriod: .seconds(2)) { device async throws in
             #expect(try await device.debug("help") == "commands: help, version\n")
             let silent = await #expect(throws: TetherError.self) { try await device.debug("nothing") }
             #expect(silent?.code == .timeout)
