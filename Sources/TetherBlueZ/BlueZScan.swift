@@ -29,9 +29,10 @@ enum BlueZScan {
                 }
                 return
             }
-            // Devices only: their GATT objects lie deeper.
+            // Devices only (their GATT objects lie deeper); filtered again here because devices
+            // BlueZ already knew pass its own filter on any change.
             guard path.hasPrefix(prefix), !path.dropFirst(prefix.count).contains("/"),
-                let peripheral = central.objects.withLock({ $0.peripheral(at: path) }), matches(peripheral, options)
+                let peripheral = central.objects.withLock({ $0.peripheral(at: path) }), options.admits(peripheral)
             else { return }
             if !options.allowDuplicates {
                 let fresh = reported.withLock { seen in
@@ -59,12 +60,5 @@ enum BlueZScan {
                     destination: BlueZNames.service, path: adapterPath, interface: BlueZNames.adapter, member: "StopDiscovery", flags: .noReplyExpected))
         }
         return stream
-    }
-
-    /// BlueZ filters by service too, but devices it already knew pass its filter on any change.
-    static func matches(_ peripheral: BluetoothPeripheral, _ options: BluetoothScanOptions) -> Bool {
-        guard !options.services.isEmpty else { return true }
-        let advertised = Set(peripheral.advertisement.serviceUUIDs).union(peripheral.advertisement.serviceData.keys)
-        return options.services.contains { advertised.contains($0) }
     }
 }

@@ -31,7 +31,7 @@ public final class SimulatedBluetooth: Sendable {
             state.peripherals[identifier] = peripheral
             return Array(state.scanners.values)
         }
-        for scanner in scanners where SimulatedBluetoothCentral.matches(peripheral.scanResult, scanner.options) {
+        for scanner in scanners where scanner.options.admits(peripheral.scanResult) {
             scanner.continuation.yield(peripheral.scanResult)
         }
         return peripheral
@@ -88,18 +88,12 @@ public struct SimulatedBluetoothCentral: BluetoothCentral {
         let id = radio.register { state, id in
             state.scanners[id] = (options, continuation)
             for peripheral in state.peripherals.values.sorted(by: { $0.identifier < $1.identifier })
-            where Self.matches(peripheral.scanResult, options) {
+            where options.admits(peripheral.scanResult) {
                 continuation.yield(peripheral.scanResult)
             }
         }
         continuation.onTermination = { _ in _ = radio.state.withLock { $0.scanners.removeValue(forKey: id) } }
         return stream
-    }
-
-    static func matches(_ peripheral: BluetoothPeripheral, _ options: BluetoothScanOptions) -> Bool {
-        guard !options.services.isEmpty else { return true }
-        let advertised = Set(peripheral.advertisement.serviceUUIDs).union(peripheral.advertisement.serviceData.keys)
-        return options.services.contains { advertised.contains($0) }
     }
 
     public func withConnection<Result: Sendable>(

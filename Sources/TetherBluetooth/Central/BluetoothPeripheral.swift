@@ -29,6 +29,14 @@ public struct BluetoothScanOptions: Hashable, Sendable {
         self.services = services
         self.allowDuplicates = allowDuplicates
     }
+
+    /// Whether the filter lets `peripheral` through: one of its advertised services (listed, or
+    /// carrying service data) is among ``services``, or no services are asked for.
+    public func admits(_ peripheral: BluetoothPeripheral) -> Bool {
+        guard !services.isEmpty else { return true }
+        let advertised = Set(peripheral.advertisement.serviceUUIDs).union(peripheral.advertisement.serviceData.keys)
+        return services.contains { advertised.contains($0) }
+    }
 }
 
 /// How to connect.
