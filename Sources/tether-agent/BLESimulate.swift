@@ -47,18 +47,9 @@ struct BLESimulate: AsyncParsableCommand {
         var logger = Logger(label: "tether.agent.ble")
         logger.logLevel = verbose ? .info : .warning
         let address = try DBusAddress.system(environment: ProcessInfo.processInfo.environment)
-        let (adapter, quiet) = (adapter, logger)
         if profile == "diot" {
             let simulator = DIoTSimulator(logger: logger)
-            let definition = simulator.definition
-            try await runUntilTerminated {
-                try await BlueZPeripheral.withPeripheral(adapter: adapter, bus: address, definition: definition, handler: simulator, logger: quiet) {
-                    peripheral in
-                    printLine("advertising \(definition.advertisement.localName ?? "") on \(adapter)")
-                    await simulator.serve(peripheral)
-                }
-            }
-            return
+            return try await advertise(simulator.definition, handler: simulator, bus: address, logger: logger) { await simulator.serve($0) }
         }
         var configuration = LW003Simulator.Configuration()
         configuration.password = password
@@ -68,12 +59,21 @@ struct BLESimulate: AsyncParsableCommand {
         configuration.faults = LW003Faults(
             refusePasswords: refusePasswords, dropLinkAfter: dropLinkAfter.map { .milliseconds(Int64($0 * 1000)) }, garbageFrames: garbageFrames)
         let simulator = try LW003Simulator(configuration: configuration, logger: logger)
-        let definition = try simulator.definition
+        try await advertise(try simulator.definition, handler: simulator, bus: address, logger: logger) { await simulator.serve($0) }
+    }
+
+    /// Registers `definition` on the adapter, says so on standard output (scripts wait for the
+    /// line), and serves until SIGINT or SIGTERM.
+    private func advertise(
+        _ definition: BluetoothPeripheralDefinition, handler: any BluetoothPeripheralHandler, bus address: DBusAddress, logger: Logger,
+        serve: @escaping @Sendable (BlueZPeripheral) async -> Void
+    ) async throws {
+        let adapter = adapter
         try await runUntilTerminated {
-            try await BlueZPeripheral.withPeripheral(adapter: adapter, bus: address, definition: definition, handler: simulator, logger: quiet) {
+            try await BlueZPeripheral.withPeripheral(adapter: adapter, bus: address, definition: definition, handler: handler, logger: logger) {
                 peripheral in
                 printLine("advertising \(definition.advertisement.localName ?? "") on \(adapter)")
-                await simulator.serve(peripheral)
+                await serve(peripheral)
             }
         }
     }
