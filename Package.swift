@@ -277,7 +277,9 @@ let package = Package(
         ),
         .testTarget(
             name: "TetherBluetoothTests",
-            dependencies: ["TetherBluetooth", "TetherCore", "TetherTestSupport", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: [
+                "TetherBluetooth", "TetherBlueZ", "TetherDBus", "TetherCore", "TetherTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         .testTarget(name: "TetherCloudProtocolTests", dependencies: ["TetherCloudProtocol", "TetherCore"]),
         .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherCloudClient", "TetherCloudProtocol", "TetherCore"]),

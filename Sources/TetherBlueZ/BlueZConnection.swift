@@ -56,7 +56,9 @@ final class BlueZConnection: BluetoothConnection {
                 guard let path else { return connection.ended(.other("the D-Bus connection to BlueZ closed")) }
                 guard path == devicePath, let device = central.objects.withLock({ $0.properties(devicePath, BlueZNames.device) }) else { return }
                 if device["ServicesResolved"]?.boolValue == true { resolved.continuation.yield() }
-                if device["Connected"]?.boolValue == false, connection.isLinked { connection.ended(nil) }
+                if device["Connected"]?.boolValue == false, connection.isLinked {
+                    connection.ended(central.objects.withLock { $0.disconnections[devicePath] })
+                }
             }
         }
         defer { connection.watch.withLock { $0?.cancel() } }
@@ -108,11 +110,19 @@ final class BlueZConnection: BluetoothConnection {
         ended(.byApp)
     }
 
-    /// The link ended: `reason`, or (nil) the device's `Connected` went false on its own.
+    /// The link ended: `reason`, or (nil) the device's `Connected` went false and BlueZ did not
+    /// say why.
     private func ended(_ reason: BluetoothDisconnection?) {
         guard isLinked else { return }
-        // bluetoothd does not say who ended a link (bluezoo never does); if the app did not, the device did.
-        ending.resolve(.success(reason ?? (byApp.withLock { $0 } ? .byApp : .byDevice)))
+        let asked = byApp.withLock { $0 }
+        let why: BluetoothDisconnection =
+            switch reason {
+            // Older BlueZ (and bluezoo) say nothing: if the app did not end it, the device did.
+            case nil: asked ? .byApp : .byDevice
+            case .byApp? where !asked: .other("another program on this host ended the link")
+            case let reason?: reason
+            }
+        ending.resolve(.success(why))
         for stream in streams.withLock({ Array($0.values) }) { stream.finish() }
     }
 

@@ -6,6 +6,9 @@ import TetherDBus
 /// result always carries everything known about a device, not only what just changed.
 struct BlueZObjects {
     private(set) var interfaces: [String: [String: [String: DBusValue]]] = [:]
+    /// Why each device's last link ended, from `Device1.Disconnected(reason, message)` (recent
+    /// BlueZ sends it just before `Connected` turns false; older versions and bluezoo do not).
+    private(set) var disconnections: [String: BluetoothDisconnection] = [:]
 
     init() {}
 
@@ -30,7 +33,10 @@ struct BlueZObjects {
     /// `InterfacesRemoved(o, as)`.
     mutating func removed(path: String, interfaces names: [String]) {
         for name in names { interfaces[path]?[name] = nil }
-        if interfaces[path]?.isEmpty == true { interfaces[path] = nil }
+        if interfaces[path]?.isEmpty == true {
+            interfaces[path] = nil
+            disconnections[path] = nil
+        }
     }
 
     /// `PropertiesChanged(s, a{sv}, as)` on `path`.
@@ -56,9 +62,27 @@ struct BlueZObjects {
                 let changedProperties = signal.body[1].propertiesValue
             else { return nil }
             changed(path: path, interface: interface, changed: changedProperties, invalidated: signal.body[2].arrayValue?.compactMap(\.stringValue) ?? [])
+            if interface == BlueZNames.device, changedProperties["Connected"]?.boolValue == true { disconnections[path] = nil }
+            return path
+        case (BlueZNames.device, "Disconnected"):
+            guard let path = signal.path, let reason = signal.body.first?.stringValue else { return nil }
+            disconnections[path] = Self.disconnection(reason: reason, message: signal.body.dropFirst().first?.stringValue)
             return path
         default:
             return nil
+        }
+    }
+
+    /// `Device1.Disconnected`'s reason (`org.bluez.Reason.*`) as a disconnection. A link the
+    /// local host ended is the app's (the connection tells another program's apart); a
+    /// supervision timeout is a lost link.
+    static func disconnection(reason: String, message: String?) -> BluetoothDisconnection {
+        switch reason {
+        case "org.bluez.Reason.Local": .byApp
+        case "org.bluez.Reason.Remote": .byDevice
+        case "org.bluez.Reason.Timeout": .linkLost
+        case "org.bluez.Reason.Authentication": .authenticationFailed
+        default: .other(message.map { "\(reason) (\($0.prefix(200)))" } ?? reason)
         }
     }
 
@@ -83,7 +107,7 @@ struct BlueZObjects {
         }
         return BluetoothPeripheral(
             identifier: address, name: device["Name"]?.stringValue ?? device["Alias"]?.stringValue,
-            rssi: device["RSSI"]?.integerValue.map(Int.init), advertisement: advertisement)
+            rssi: BluetoothPeripheral.rssi(device["RSSI"]?.integerValue.map(Int.init)), advertisement: advertisement)
     }
 
     /// The GATT services under a device, with their characteristics and each one's object path.

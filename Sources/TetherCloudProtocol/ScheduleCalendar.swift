@@ -1,4 +1,5 @@
 import Foundation
+import TetherCore
 
 /// A calendar date as a schedule's owner writes it (`YYYY-MM-DD`, proleptic Gregorian), with no
 /// zone: the zone is the schedule's.
@@ -24,29 +25,16 @@ public struct ScheduleDate: Sendable, Hashable, Comparable, CustomStringConverti
         self.init(year: year, month: month, day: day)
     }
 
-    /// Days since 1970-01-01 (Howard Hinnant's `days_from_civil`).
+    /// Days since 1970-01-01.
     public var dayNumber: Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let m = Int64(month)
-        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        CivilCalendar.daysSinceEpoch(year: Int64(year), month: Int64(month), day: Int64(day))
     }
 
-    /// The date `dayNumber` days after 1970-01-01 (`civil_from_days`); nil outside 1970–9999.
+    /// The date `dayNumber` days after 1970-01-01; nil outside 1970–9999.
     public init?(dayNumber: Int64) {
-        let z = dayNumber + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        self.init(year: Int(year), month: Int(month), day: Int(day))
+        let date = CivilCalendar.date(daysSinceEpoch: dayNumber)
+        guard let year = Int(exactly: date.year) else { return nil }
+        self.init(year: year, month: Int(date.month), day: Int(date.day))
     }
 
     public var weekday: ScheduleWeekday {

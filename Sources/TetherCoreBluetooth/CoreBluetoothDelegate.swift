@@ -102,19 +102,14 @@ final class CoreBluetoothDelegate: NSObject, Sendable {
         }
     }
 
+    /// CoreBluetooth scans for the union of the scans' services; each scan keeps its own
+    /// (``BluetoothScanOptions/admits(_:)``).
     static func filter(_ scans: some Collection<Scan>) -> ScanFilter? {
         guard !scans.isEmpty else { return nil }
         let allowDuplicates = scans.contains { $0.options.allowDuplicates }
         if scans.contains(where: { $0.options.services.isEmpty }) { return ScanFilter(services: nil, allowDuplicates: allowDuplicates) }
         let services = Set(scans.flatMap(\.options.services)).sorted { $0.uuidString < $1.uuidString }
         return ScanFilter(services: services, allowDuplicates: allowDuplicates)
-    }
-
-    /// CoreBluetooth scans for the union of the scans' services; each scan keeps its own.
-    static func matches(_ peripheral: BluetoothPeripheral, _ options: BluetoothScanOptions) -> Bool {
-        guard !options.services.isEmpty else { return true }
-        let advertised = Set(peripheral.advertisement.serviceUUIDs).union(peripheral.advertisement.serviceData.keys)
-        return options.services.contains { advertised.contains($0) }
     }
 
     /// Registers `link` as the one link to its peripheral. A link still closing is waited for
@@ -199,7 +194,7 @@ extension CoreBluetoothDelegate: CBCentralManagerDelegate {
             state.peripherals[id] = object
             var deliveries: [ScanContinuation] = []
             for key in Array(state.scans.keys) {
-                guard let scan = state.scans[key], Self.matches(result, scan.options) else { continue }
+                guard let scan = state.scans[key], scan.options.admits(result) else { continue }
                 if !scan.options.allowDuplicates {
                     guard scan.reported[id] != result.advertisement else { continue }
                     state.scans[key]?.reported[id] = result.advertisement

@@ -118,7 +118,7 @@ enum CoreBluetoothMapping {
         let advertisement = advertisement(advertisementData)
         let rssi = rssi.intValue
         return BluetoothPeripheral(
-            identifier: peripheral.identifier.uuidString, name: advertisement.localName ?? peripheral.name, rssi: rssi == 127 ? nil : rssi,
+            identifier: peripheral.identifier.uuidString, name: advertisement.localName ?? peripheral.name, rssi: BluetoothPeripheral.rssi(rssi),
             advertisement: advertisement)
     }
 

@@ -31,7 +31,7 @@ struct BLELW003Command: AsyncParsableCommand {
 
     static func json(_ record: LW003BeaconRecord) -> JSONValue {
         .object([
-            "type": .string(record.name), "typeCode": .int(Int64(record.type.rawValue)), "scanTime": .int(Int64(record.scanTime)),
+            "type": .string(record.name), "typeCode": .int(Int64(record.typeByte)), "scanTime": .int(Int64(record.scanTime)),
             "localTime": .string(record.localScanTime), "timeZoneHalfHours": .int(Int64(record.timeZoneHalfHours)), "mac": .string(record.mac),
             "rssi": .int(Int64(record.rssi)), "raw": .string(record.raw.tetherHex),
         ])

@@ -115,6 +115,26 @@ struct SimulatedBluetoothTests {
         }
     }
 
+    @Test("an upload the device pauses without a summary ends in a timeout after the records that came, none invented")
+    func pausedUpload() async throws {
+        try await Self.withLW003({ $0.framePacing = .milliseconds(150) }) { _, central in
+            try await central.withConnection(to: Self.address) { link in
+                try await LW003Device.withDevice(on: link, password: "Tether42") { device in
+                    var received: [LW003BeaconRecord] = []
+                    let error = await #expect(throws: TetherError.self) {
+                        for try await record in try await device.records(idleTimeout: .seconds(1)) {
+                            received.append(record)
+                            if received.count == 3 { try await device.write(.pauseStorageUpload, value: [0]) }
+                        }
+                    }
+                    #expect(error?.code == .timeout)
+                    #expect(received.count >= 3 && received.count < 37)
+                    #expect(received.map(\.scanTime) == received.map(\.scanTime).sorted())
+                }
+            }
+        }
+    }
+
     @Test("the log arrives as lines; a radio switched off ends the link as lost")
     func logAndPowerLoss() async throws {
         try await Self.withLW003 { radio, central in

@@ -61,7 +61,7 @@ struct LW003StorageFrameTests {
         #expect(try LW003StorageFrame.summary(total: 1).bytes() == hex("ED 02 01 03 00 00 01"))
     }
 
-    @Test("every record type has the reference's name; types above 10 read as other")
+    @Test("every record type has the reference's name; types above 10 read as other and keep their byte")
     func typeNames() throws {
         #expect(
             LW003BeaconType.allCases.map(\.name) == [
@@ -73,6 +73,8 @@ struct LW003StorageFrameTests {
         bytes[6] = 0x63
         guard case .records(let records) = try LW003StorageFrame(decoding: bytes) else { return }
         #expect(records[0].type == .other)
+        #expect(records[0].typeByte == 0x63)
+        #expect(try LW003StorageFrame.records(records).bytes() == bytes)
     }
 
     @Test("records of every type and size are split into frames of at most 176 bytes that decode to the same records", arguments: [176, 100, 19])

@@ -57,7 +57,9 @@ public final class LW003Simulator: BluetoothPeripheralHandler {
 
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "tether.agent.lw003")) throws(TetherError) {
         if let password = configuration.password { _ = try LW003Login(password: password) }
-        _ = try BluetoothMACText.check(configuration.mac)
+        guard MACAddress.bytes(configuration.mac) != nil else {
+            throw TetherError(.invalidArgument, "\"\(configuration.mac.prefix(32))\" is not a MAC address such as C8:47:8C:12:34:56")
+        }
         self.configuration = configuration
         self.logger = logger
         let now = UInt32(clamping: Int64(Date().timeIntervalSince1970))
@@ -252,7 +254,7 @@ public final class LW003Simulator: BluetoothPeripheralHandler {
         case (.read, .timeZone):
             return (try? LW003Frame.readReply(.timeZone, value: [UInt8(bitPattern: configuration.timeZoneHalfHours)]).bytes) ?? failed
         case (.read, .chipMAC):
-            return (try? LW003Frame.readReply(.chipMAC, value: BluetoothMAC.bytes(configuration.mac)).bytes) ?? failed
+            return (try? LW003Frame.readReply(.chipMAC, value: MACAddress.bytes(configuration.mac) ?? []).bytes) ?? failed
         case (.read, .passwordRequired):
             return (try? LW003Frame.readReply(.passwordRequired, value: [configuration.password == nil ? 0 : 1]).bytes) ?? failed
         case (.write, .startStorageUpload):
@@ -313,19 +315,4 @@ public struct LW003Faults: Hashable, Sendable {
 
 extension LW003StorageFrame {
     var bytesOrEmpty: [UInt8] { (try? bytes()) ?? [] }
-}
-
-enum BluetoothMACText {
-    static func check(_ text: String) throws(TetherError) -> String {
-        guard text.utf8.count == 17, MACAddress.hexDigits(text) != nil else {
-            throw TetherError(.invalidArgument, "\"\(text.prefix(32))\" is not a MAC address such as C8:47:8C:12:34:56")
-        }
-        return text
-    }
-}
-
-enum BluetoothMAC {
-    static func bytes(_ text: String) -> [UInt8] {
-        text.split(separator: ":").compactMap { UInt8($0, radix: 16) }
-    }
 }

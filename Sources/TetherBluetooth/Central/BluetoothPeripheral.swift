@@ -5,7 +5,8 @@ public struct BluetoothPeripheral: Hashable, Sendable {
     public var identifier: String
     /// The advertised name, or the name the stack remembers.
     public var name: String?
-    /// The signal strength of the last advertisement, in dBm.
+    /// The signal strength of the last advertisement, in dBm; nil when the controller had none
+    /// (HCI reports ``unavailableRSSI`` then).
     public var rssi: Int?
     public var advertisement: BluetoothAdvertisement
 
@@ -14,6 +15,14 @@ public struct BluetoothPeripheral: Hashable, Sendable {
         self.name = name
         self.rssi = rssi
         self.advertisement = advertisement
+    }
+
+    /// The RSSI value HCI (and so BlueZ and CoreBluetooth) gives when none was measured.
+    public static let unavailableRSSI = 127
+
+    /// `value` as an RSSI: nil for ``unavailableRSSI``.
+    public static func rssi(_ value: Int?) -> Int? {
+        value == unavailableRSSI ? nil : value
     }
 }
 
@@ -30,9 +39,12 @@ public struct BluetoothScanOptions: Hashable, Sendable {
         self.allowDuplicates = allowDuplicates
     }
 
-    /// Whether the filter lets `peripheral` through: one of its advertised services (listed, or
-    /// carrying service data) is among ``services``, or no services are asked for.
+    /// Whether the filter lets `peripheral` through: it has a measured RSSI (as the MOKO and
+    /// DIoT clients drop results with RSSI 127, a device the stack knows of but did not hear in
+    /// this scan is not a result), and one of its advertised services (listed, or carrying
+    /// service data) is among ``services``, or no services are asked for.
     public func admits(_ peripheral: BluetoothPeripheral) -> Bool {
+        guard peripheral.rssi != nil else { return false }
         guard !services.isEmpty else { return true }
         let advertised = Set(peripheral.advertisement.serviceUUIDs).union(peripheral.advertisement.serviceData.keys)
         return services.contains { advertised.contains($0) }

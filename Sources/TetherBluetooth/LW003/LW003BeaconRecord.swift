@@ -15,8 +15,9 @@ public struct LW003BeaconRecord: Hashable, Sendable {
     /// The most raw bytes a record can carry and still fit a 176-byte storage frame alone.
     public static let maximumRawLength = LW003StorageFrame.maximumLength - 5 - headerLength
 
-    /// The kind of beacon.
-    public var type: LW003BeaconType
+    /// The record's type byte as the device sent it. Bytes above 10 are kept as they came,
+    /// so that a record re-encoded (or shown raw) is the one the device stored.
+    public var typeByte: UInt8
     /// When it was seen, in Unix seconds (UTC).
     public var scanTime: UInt32
     /// The device's time zone then, in half-hours (`16` = UTC+08:00, `-11` = UTC−05:30).
@@ -30,13 +31,21 @@ public struct LW003BeaconRecord: Hashable, Sendable {
 
     /// A record with these values (what a simulated device stored).
     public init(type: LW003BeaconType, scanTime: UInt32, timeZoneHalfHours: Int8, mac: String, rssi: Int8, raw: [UInt8]) {
-        self.type = type
+        self.init(typeByte: type.rawValue, scanTime: scanTime, timeZoneHalfHours: timeZoneHalfHours, mac: mac, rssi: rssi, raw: raw)
+    }
+
+    /// A record with a type byte of any value, as a device may send one the table does not list.
+    public init(typeByte: UInt8, scanTime: UInt32, timeZoneHalfHours: Int8, mac: String, rssi: Int8, raw: [UInt8]) {
+        self.typeByte = typeByte
         self.scanTime = scanTime
         self.timeZoneHalfHours = timeZoneHalfHours
         self.mac = mac
         self.rssi = rssi
         self.raw = raw
     }
+
+    /// The kind of beacon: the table's type for bytes 0…10, ``LW003BeaconType/other`` above.
+    public var type: LW003BeaconType { LW003BeaconType(recordByte: typeByte) }
 
     /// The type's name as the reference writes it (`iBeacon`, `BXP-T&H`, …).
     public var name: String { type.name }
@@ -65,7 +74,7 @@ public struct LW003BeaconRecord: Hashable, Sendable {
         }
         let start = bytes.startIndex
         let record = LW003BeaconRecord(
-            type: LW003BeaconType(recordByte: bytes[start + 1]),
+            typeByte: bytes[start + 1],
             scanTime: UInt32(truncatingIfNeeded: BluetoothProfileBytes.bigEndian(bytes, at: 2, count: 4) ?? 0),
             timeZoneHalfHours: Int8(bitPattern: bytes[start + 6]), mac: BluetoothProfileBytes.macString(bytes[(start + 7)..<(start + 13)]),
             rssi: Int8(bitPattern: bytes[start + 13]), raw: Array(bytes[(start + 14)..<(start + 1 + length)]))
@@ -81,7 +90,7 @@ public struct LW003BeaconRecord: Hashable, Sendable {
         guard raw.count <= Self.maximumRawLength else {
             throw TetherError(.invalidArgument, "an LW003 record's \(raw.count) raw bytes do not fit a storage frame (at most \(Self.maximumRawLength))")
         }
-        return [UInt8(13 + raw.count), type.rawValue] + BluetoothProfileBytes.bigEndianBytes(UInt64(scanTime), count: 4)
+        return [UInt8(13 + raw.count), typeByte] + BluetoothProfileBytes.bigEndianBytes(UInt64(scanTime), count: 4)
             + [UInt8(bitPattern: timeZoneHalfHours)] + mac + [UInt8(bitPattern: rssi)] + raw
     }
 }

@@ -135,11 +135,13 @@ public final class LW003Device: Sendable {
     /// Asks for the records stored over the last `days` (65535: all) and returns them as they
     /// stream in on `AA04`, oldest first. The sequence ends after the device's summary; it throws
     /// `malformedFrame` for a frame it cannot read and `unexpectedResponse` when the summary's count
-    /// differs from the records received (some were lost).
-    public func records(days: UInt16 = 65535) async throws(TetherError) -> LW003RecordStream {
+    /// differs from the records received (some were lost), and `timeout` when no frame comes for
+    /// `idleTimeout` (the device stopped before its summary).
+    public func records(days: UInt16 = 65535, idleTimeout: Duration = .seconds(30)) async throws(TetherError) -> LW003RecordStream {
+        guard idleTimeout > .zero else { throw TetherError(.invalidArgument, "the idle timeout of a record upload must be positive") }
         let values = try await link.notifications(of: Self.id(LW003GATT.storage))
         try await write(.startStorageUpload, value: [UInt8(days >> 8), UInt8(days & 0xFF)])
-        return LW003RecordStream(values: values)
+        return LW003RecordStream(values: values, idleTimeout: idleTimeout)
     }
 
     /// The device's log lines from now on, as it notifies them on `AA05`.
