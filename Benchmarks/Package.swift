@@ -58,6 +58,10 @@ let package = Package(
             dependencies: [
                 .product(name: "Tether", package: "Tether"),
                 .product(name: "TetherAgent", package: "Tether"),
+                .product(name: "TetherBluetooth", package: "Tether"),
+                .product(name: "TetherBlueZ", package: "Tether"),
+                .product(name: "TetherDBus", package: "Tether"),
+                .product(name: "TetherCore", package: "Tether"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -138,6 +138,17 @@ public final class BlueZCentral: BluetoothCentral {
         return properties
     }
 
+    /// The devices BlueZ keeps under the adapter (seen, paired or connected), by address.
+    public func knownPeripherals(_ identifiers: [String]) async throws(TetherError) -> [BluetoothPeripheral] {
+        _ = try adapterProperties()
+        return objects.withLock { objects in
+            identifiers.compactMap { address in
+                guard MACAddress.bytes(address) != nil else { return nil }
+                return objects.peripheral(at: BlueZNames.devicePath(adapter: adapter, address: address))
+            }
+        }
+    }
+
     public func withConnection<Result: Sendable>(
         to identifier: String, options: BluetoothConnectionOptions, _ body: (any BluetoothConnection) async throws -> Result
     ) async throws -> Result {

@@ -200,6 +200,17 @@ final class BlueZConnection: BluetoothConnection {
         return stream
     }
 
+    /// BlueZ has no call that measures a link's RSSI: this is `Device1.RSSI`, the last
+    /// advertisement's, which a device that stops advertising once connected never updates.
+    func rssi() async throws(TetherError) -> Int {
+        guard isLinked else { throw TetherError(.peripheralDisconnected, "the link to \(identifier) has ended") }
+        let device = central.objects.withLock { $0.properties(devicePath, BlueZNames.device) }
+        guard let rssi = BluetoothPeripheral.rssi(device?["RSSI"]?.integerValue.map(Int.init)) else {
+            throw TetherError(.gattOperationFailed, "BlueZ has no RSSI for \(identifier) (it reports one only while the device advertises)")
+        }
+        return rssi
+    }
+
     func maximumValueLength() async -> Int {
         (gatt.withLock { $0.mtu } ?? 23) - 3
     }

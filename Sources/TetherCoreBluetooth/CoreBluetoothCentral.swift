@@ -113,6 +113,20 @@ public final class CoreBluetoothCentral: BluetoothCentral {
         return stream
     }
 
+    /// `retrievePeripherals(withIdentifiers:)`: identifiers are the system's UUIDs; others are
+    /// left out. CoreBluetooth keeps no RSSI or advertisement for them.
+    public func knownPeripherals(_ identifiers: [String]) async throws(TetherError) -> [BluetoothPeripheral] {
+        try await waitUntilPoweredOn(within: Self.settleTimeout, doing: "retrieving peripherals")
+        let ids = identifiers.compactMap { UUID(uuidString: $0) }
+        let manager = manager
+        return await onQueue {
+            let found = manager.object.retrievePeripherals(withIdentifiers: ids)
+            return ids.compactMap { id in
+                found.first { $0.identifier == id }.map { BluetoothPeripheral(identifier: $0.identifier.uuidString, name: $0.name) }
+            }
+        }
+    }
+
     public func withConnection<Result: Sendable>(
         to identifier: String, options: BluetoothConnectionOptions, _ body: (any BluetoothConnection) async throws -> Result
     ) async throws -> Result {

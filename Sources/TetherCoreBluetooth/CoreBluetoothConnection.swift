@@ -51,6 +51,8 @@ final class CoreBluetoothConnection: BluetoothConnection {
         var reads: [BluetoothCharacteristicID: AsyncPromise<[UInt8], TetherError>] = [:]
         /// Writes with response waiting for their answers, in the order they were sent.
         var writes: [BluetoothCharacteristicID: [AsyncPromise<Void, TetherError>]] = [:]
+        /// The RSSI read waiting for `peripheral(_:didReadRSSI:error:)` (later reads share it).
+        var rssiRead: AsyncPromise<Int, TetherError>?
         var subscriptions: [BluetoothCharacteristicID: Subscription] = [:]
         /// Writes without response waiting for `peripheralIsReady(toSendWriteWithoutResponse:)`.
         var sendWaiters: [AsyncPromise<Bool, TetherError>] = []
@@ -156,6 +158,7 @@ final class CoreBluetoothConnection: BluetoothConnection {
             state.phase = .ended
             state.reads = [:]
             state.writes = [:]
+            state.rssiRead = nil
             state.subscriptions = [:]
             state.sendWaiters = []
             return pending
@@ -167,6 +170,7 @@ final class CoreBluetoothConnection: BluetoothConnection {
         ending.resolve(.success(reason))
         for read in pending.reads.values { read.resolve(.failure(error)) }
         for write in pending.writes.values.joined() { write.resolve(.failure(error)) }
+        pending.rssiRead?.resolve(.failure(error))
         for waiter in pending.sendWaiters { waiter.resolve(.failure(error)) }
         for subscription in pending.subscriptions.values {
             subscription.enabling?.resolve(.failure(error))
@@ -283,6 +287,21 @@ final class CoreBluetoothConnection: BluetoothConnection {
         for stream in target.streams { stream.yield(value) }
     }
 
+    func didReadRSSI(_ rssi: NSNumber, error: (any Error)?) {
+        let read = state.withLock { state -> AsyncPromise<Int, TetherError>? in
+            defer { state.rssiRead = nil }
+            return state.rssiRead
+        }
+        guard let read else { return }
+        if let error {
+            read.resolve(.failure(CoreBluetoothMapping.gattError(error, doing: "reading the RSSI of \(identifier)")))
+        } else if let value = BluetoothPeripheral.rssi(rssi.intValue) {
+            read.resolve(.success(value))
+        } else {
+            read.resolve(.failure(TetherError(.gattOperationFailed, "CoreBluetooth measured no RSSI for \(identifier)")))
+        }
+    }
+
     func didWriteValue(_ characteristic: CBCharacteristic, error: (any Error)?) {
         let target = state.withLock { state -> (id: BluetoothCharacteristicID, write: AsyncPromise<Void, TetherError>)? in
             guard let id = Self.id(of: characteristic, in: state.characteristics), var writes = state.writes[id], !writes.isEmpty else { return nil }
@@ -369,6 +388,27 @@ final class CoreBluetoothConnection: BluetoothConnection {
             return promise
         }
         return try await promise.value { TetherError(.cancelled, "stopped waiting for a read of \(id)") }
+    }
+
+    func rssi() async throws(TetherError) -> Int {
+        let peripheral = peripheral
+        let disconnected = disconnected
+        let promise = await central.onQueue { [self] () -> AsyncPromise<Int, TetherError> in
+            let candidate = AsyncPromise<Int, TetherError>()
+            let (promise, send) = state.withLock { state -> (AsyncPromise<Int, TetherError>, Bool) in
+                if let pending = state.rssiRead { return (pending, false) }
+                guard state.phase != .ended else { return (candidate, false) }
+                state.rssiRead = candidate
+                return (candidate, true)
+            }
+            if send {
+                peripheral.object.readRSSI()
+            } else if promise === candidate {
+                candidate.resolve(.failure(disconnected))
+            }
+            return promise
+        }
+        return try await promise.value { TetherError(.cancelled, "stopped waiting for the RSSI of \(identifier)") }
     }
 
     func write(_ value: [UInt8], to id: BluetoothCharacteristicID, type: BluetoothWriteType) async throws(TetherError) {

@@ -251,6 +251,10 @@ extension CoreBluetoothDelegate: CBPeripheralDelegate {
         connection(of: peripheral)?.didUpdateNotificationState(characteristic, error: error)
     }
 
+    func peripheral(_ peripheral: CBPeripheral, didReadRSSI RSSI: NSNumber, error: (any Error)?) {
+        connection(of: peripheral)?.didReadRSSI(RSSI, error: error)
+    }
+
     func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBPeripheral) {
         connection(of: peripheral)?.isReadyToSendWriteWithoutResponse()
     }

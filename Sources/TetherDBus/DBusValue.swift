@@ -1,6 +1,7 @@
 /// A D-Bus value with its type. Arrays name their element type, so that an empty one still
-/// has a signature.
-public indirect enum DBusValue: Hashable, Sendable {
+/// has a signature. Only the cases that hold one value directly are boxed: an `ay` of a
+/// notification is one array of inline bytes, not an allocation per byte.
+public enum DBusValue: Hashable, Sendable {
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)
@@ -18,8 +19,8 @@ public indirect enum DBusValue: Hashable, Sendable {
     case unixFD(UInt32)
     case array(DBusType, [DBusValue])
     case structure([DBusValue])
-    case dictionaryEntry(DBusValue, DBusValue)
-    case variant(DBusValue)
+    indirect case dictionaryEntry(DBusValue, DBusValue)
+    indirect case variant(DBusValue)
 
     /// The value's type.
     public var type: DBusType {

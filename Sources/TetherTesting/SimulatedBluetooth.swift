@@ -96,6 +96,11 @@ public struct SimulatedBluetoothCentral: BluetoothCentral {
         return stream
     }
 
+    public func knownPeripherals(_ identifiers: [String]) async throws(TetherError) -> [BluetoothPeripheral] {
+        let known = radio.state.withLock { $0.peripherals }
+        return identifiers.compactMap { known[$0]?.scanResult }
+    }
+
     public func withConnection<Result: Sendable>(
         to identifier: String, options: BluetoothConnectionOptions, _ body: (any BluetoothConnection) async throws -> Result
     ) async throws -> Result {
@@ -183,6 +188,11 @@ final class SimulatedConnection: BluetoothConnection {
     }
 
     var identifier: String { peripheral.identifier }
+
+    func rssi() async throws(TetherError) -> Int {
+        guard !ending.isResolved else { throw TetherError(.peripheralDisconnected, "the link to \(identifier) has ended") }
+        return peripheral.rssi
+    }
 
     func services() async throws(TetherError) -> [BluetoothService] {
         peripheral.definition.services

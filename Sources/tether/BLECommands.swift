@@ -10,7 +10,7 @@ import TetherDBus
 struct BLECommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ble", abstract: "Bluetooth LE devices through BlueZ: scan, connect, read, write, watch; LW003-V3 and DIoT profiles.",
-        subcommands: [BLEScan.self, BLEConnect.self, BLERead.self, BLEWrite.self, BLEWatch.self, BLELW003Command.self, BLEDIoTCommand.self])
+        subcommands: [BLEScan.self, BLEKnown.self, BLEConnect.self, BLERead.self, BLEWrite.self, BLEWatch.self, BLELW003Command.self, BLEDIoTCommand.self])
 
     /// Opens the central of `adapter` on the system bus (or `DBUS_SYSTEM_BUS_ADDRESS`).
     static func withCentral(adapter: String, _ body: @escaping @Sendable (BlueZCentral) async throws -> Void) async throws {
@@ -103,14 +103,17 @@ struct BLEConnect: AsyncParsableCommand {
         try await device.withConnection { link in
             let services = try await link.services()
             let length = await link.maximumValueLength()
+            // The stack may have no RSSI for a link (BlueZ keeps only the last advertisement's).
+            let rssi = try? await link.rssi()
             if json {
-                printJSON(
-                    .object([
-                        "address": .string(link.identifier), "maximumValueLength": .int(Int64(length)),
-                        "services": .array(services.map(BLEJSON.service)),
-                    ]))
+                var object: JSONObject = [
+                    "address": .string(link.identifier), "maximumValueLength": .int(Int64(length)),
+                    "services": .array(services.map(BLEJSON.service)),
+                ]
+                if let rssi { object["rssi"] = .int(Int64(rssi)) }
+                printJSON(.object(object))
             } else {
-                printLine("connected to \(link.identifier) (\(length) bytes per value)")
+                printLine("connected to \(link.identifier) (\(length) bytes per value\(rssi.map { ", \($0) dBm" } ?? ""))")
                 for service in services {
                     printLine("service \(service.uuid)")
                     for characteristic in service.characteristics {

@@ -88,6 +88,22 @@ struct SimulatedBluetoothTests {
         }
     }
 
+    @Test("a known peripheral is retrieved without scanning, an unknown one is not; a link has the peripheral's RSSI until it ends")
+    func retrieveAndRSSI() async throws {
+        try await Self.withLW003 { radio, central in
+            let known = try await central.knownPeripherals(["AA:BB:CC:DD:EE:FF", Self.address])
+            #expect(known.map(\.identifier) == [Self.address])
+            #expect(try await central.knownPeripheral(Self.address)?.name != nil)
+            try await central.withConnection(to: Self.address) { link in
+                #expect(try await link.rssi() == -50)
+                await radio.setState(.poweredOff)
+                _ = try await link.disconnection()
+                let error = await #expect(throws: TetherError.self) { try await link.rssi() }
+                #expect(error?.code == .peripheralDisconnected)
+            }
+        }
+    }
+
     @Test("power off: the device says why (reason 03) and drops the link, which ends as the device's doing")
     func powerOff() async throws {
         try await Self.withLW003 { _, central in

@@ -88,6 +88,18 @@ def test_scan_recognises_the_diot_advertisement(diot):
     assert device["serviceUUIDs"] == ["C000"]
 
 
+def test_known_devices_come_without_a_scan_and_a_link_has_an_rssi(diot):
+    ok(tether(diot, "ble", "scan", "--adapter", "hci0", "--duration", "2", "--service", "C000", "--json"))
+    unknown = "00:11:22:33:44:7F"
+    known = ok(tether(diot, "ble", "known", "--adapter", "hci0", "--address", unknown, "--address", PERIPHERAL, "--json"))
+    assert [device["address"] for device in known] == [PERIPHERAL]
+    assert known[0]["name"] == "DIoT-E1F0"
+    nothing = tether(diot, "ble", "known", "--adapter", "hci0", "--address", unknown)
+    assert nothing.returncode == 0 and nothing.stdout == "" and "knows none" in nothing.stderr
+    # bluezoo reports RSSI 0 for every device; BlueZ keeps the last advertisement's.
+    assert ok(tether(diot, "ble", "connect", *DEVICE, "--json"))[0]["rssi"] == 0
+
+
 def test_info_reads_device_information_battery_and_identifier(diot):
     assert ok(diot_cli(diot, "info", *DEVICE, "--json")) == [{
         "manufacturer": "Daatrics", "model": "DIoT-E1", "hardware": "HW 1.2", "firmware": "FW 2.1.0", "software": "SW 2.1.3",

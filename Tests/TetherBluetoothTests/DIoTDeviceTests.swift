@@ -369,6 +369,8 @@ final class ScriptedLink: BluetoothConnection {
         return stream
     }
 
+    func rssi() async throws(TetherError) -> Int { -55 }
+
     func maximumValueLength() async -> Int { 20 }
 
     func disconnection() async throws(TetherError) -> BluetoothDisconnection {

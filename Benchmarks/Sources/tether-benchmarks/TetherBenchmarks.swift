@@ -12,7 +12,7 @@ struct TetherBenchmarks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tether-benchmarks",
         abstract: "Tether performance measurements: the P0 codec and the LAN write round trip (in-process); sdk-round-trip against a local stack.",
-        subcommands: [SDKRoundTrip.self, TuyaRoundTrip.self, OnboardingCosts.self]
+        subcommands: [SDKRoundTrip.self, TuyaRoundTrip.self, OnboardingCosts.self, LW003Parse.self, BLELatency.self]
     )
 
     @Option(help: "Codec operations per timing run.")

@@ -14,6 +14,11 @@ public protocol BluetoothCentral: Sendable {
     /// (the adapter powered off or went away).
     func scan(_ options: BluetoothScanOptions) async throws(TetherError) -> AsyncThrowingStream<BluetoothPeripheral, any Error>
 
+    /// The peripherals among `identifiers` that the stack already knows (seen in an earlier scan,
+    /// paired, or connected), without scanning: the DIoT SDK's `retrievePeripherals`. Identifiers
+    /// it does not know are left out; the order is that of `identifiers`.
+    func knownPeripherals(_ identifiers: [String]) async throws(TetherError) -> [BluetoothPeripheral]
+
     /// Connects to `identifier` (an address on BlueZ, a UUID on Apple), discovers its services,
     /// runs `body` and disconnects.
     func withConnection<Result: Sendable>(
@@ -39,6 +44,11 @@ public protocol BluetoothConnection: Sendable {
     /// order; they are turned off when the sequence is dropped. The sequence ends when the link does.
     func notifications(of characteristic: BluetoothCharacteristicID) async throws(TetherError) -> AsyncStream<[UInt8]>
 
+    /// The link's signal strength, in dBm, as the stack last measured it (CoreBluetooth reads it
+    /// from the controller; BlueZ offers only the last advertisement's, and throws
+    /// ``TetherError/Code/gattOperationFailed`` when it has none).
+    func rssi() async throws(TetherError) -> Int
+
     /// The most bytes one write (or one notification) carries: the ATT MTU less 3.
     func maximumValueLength() async -> Int
 
@@ -48,6 +58,11 @@ public protocol BluetoothConnection: Sendable {
 }
 
 extension BluetoothCentral {
+    /// The peripheral `identifier` if the stack knows it, without scanning.
+    public func knownPeripheral(_ identifier: String) async throws(TetherError) -> BluetoothPeripheral? {
+        try await knownPeripherals([identifier]).first
+    }
+
     /// Connects with the default options (a 20 s timeout).
     public func withConnection<Result: Sendable>(to identifier: String, _ body: (any BluetoothConnection) async throws -> Result) async throws -> Result {
         try await withConnection(to: identifier, options: BluetoothConnectionOptions(), body)

@@ -127,6 +127,12 @@ public final class DIoTDevice: Sendable {
             software: try await text(DIoTGATT.softwareRevision))
     }
 
+    /// The link's signal strength in dBm (the DIoT SDK's `didReceiveRSSI`); see
+    /// ``BluetoothConnection/rssi()`` for what each stack can measure.
+    public func rssi() async throws(TetherError) -> Int {
+        try await link.rssi()
+    }
+
     /// Reads the battery level (`2A19`).
     public func battery() async throws(TetherError) -> DIoTBatteryLevel {
         try DIoTBatteryLevel(decoding: try await link.read(Self.batteryID))

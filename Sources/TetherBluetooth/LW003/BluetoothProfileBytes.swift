@@ -31,7 +31,16 @@ enum BluetoothProfileBytes {
 
     /// `C8:47:8C:12:34:56`: upper case, in the order the bytes came.
     static func macString(_ bytes: some Collection<UInt8>) -> String {
-        bytes.map { [$0].tetherHex.uppercased() }.joined(separator: ":")
+        // Written into one buffer: every record of a storage upload has a MAC to show.
+        let digits = Array("0123456789ABCDEF".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 3)
+        for byte in bytes {
+            if !text.isEmpty { text.append(UInt8(ascii: ":")) }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The six bytes of a MAC address written with colons, dashes or nothing between the bytes.

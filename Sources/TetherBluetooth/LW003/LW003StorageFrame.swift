@@ -42,6 +42,7 @@ public enum LW003StorageFrame: Hashable, Sendable {
             return
         }
         var records: [LW003BeaconRecord] = []
+        records.reserveCapacity(count)
         var rest = bytes[5...]
         for _ in 0..<count {
             let (record, length) = try LW003BeaconRecord.decode(rest)
