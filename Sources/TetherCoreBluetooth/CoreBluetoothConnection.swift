@@ -392,6 +392,7 @@ final class CoreBluetoothConnection: BluetoothConnection {
 
     func rssi() async throws(TetherError) -> Int {
         let peripheral = peripheral
+        let identifier = identifier
         let disconnected = disconnected
         let promise = await central.onQueue { [self] () -> AsyncPromise<Int, TetherError> in
             let candidate = AsyncPromise<Int, TetherError>()
