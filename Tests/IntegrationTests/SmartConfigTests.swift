@@ -8,7 +8,11 @@ import TetherTestSupport
 /// Smart config end to end on loopback: the SDK sends the credentials as datagram lengths, the
 /// agent's device rebuilds them from the lengths it receives, takes the network and answers as
 /// that encoding's devices do, and the SDK reports the device.
-@Suite("Smart config: SDK ↔ agent on loopback", .timeLimit(.minutes(1)))
+///
+/// One test at a time: the senders run at full speed (`interval: .zero`), and two ESP-Touch v1
+/// floods at once on a loaded 2-core machine once kept both devices from ever seeing a whole
+/// cycle within 20 s (each test takes well under a second alone).
+@Suite("Smart config: SDK ↔ agent on loopback", .serialized, .timeLimit(.minutes(1)))
 struct SmartConfigTests {
     static func device() throws -> VirtualDevice {
         let model = try Fixtures.petHouse()
