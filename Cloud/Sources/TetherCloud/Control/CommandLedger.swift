@@ -125,19 +125,30 @@ public struct CommandLedger: Sendable {
     /// nothing is sent again that a later write, already acknowledged, overtook: the device
     /// would go back to older values.
     func resumable(did: String, now: Int64, answerTimeoutMs: Int64) async throws(StorageError) -> [CommandRecord] {
-        try await database.query(
-            """
-            SELECT \(CommandRecord.columns) FROM commands c WHERE did = $1 AND (
-                (state = 'queued' AND queue_until_ms > $2)
-                OR (state = 'accepted' AND created_ms > $3)
-                OR (state = 'sent' AND kind = 'attrs' AND sent_ms > $3))
-            AND NOT (c.state <> 'queued' AND c.kind = 'attrs' AND EXISTS (
-                SELECT 1 FROM commands later WHERE later.did = c.did AND later.id > c.id AND later.kind = 'attrs'
-                AND later.state IN ('acknowledged', 'applied')))
-            ORDER BY id
-            """,
-            .text(did), .int(now), .int(now - answerTimeoutMs)
-        ).map { row throws(StorageError) in try CommandRecord(row: row) }
+        try await resumable(dids: [did], now: now, answerTimeoutMs: answerTimeoutMs)
+    }
+
+    /// ``resumable(did:now:answerTimeoutMs:)`` of many devices at once (a connect storm's), a
+    /// query per few hundred devices; in id order.
+    func resumable(dids: [String], now: Int64, answerTimeoutMs: Int64) async throws(StorageError) -> [CommandRecord] {
+        var records: [CommandRecord] = []
+        for chunk in dids.chunked(into: 500) {
+            let placeholders = (0..<chunk.count).map { "$\($0 + 3)" }.joined(separator: ", ")
+            records += try await database.query(
+                """
+                SELECT \(CommandRecord.columns) FROM commands c WHERE did IN (\(placeholders)) AND (
+                    (state = 'queued' AND queue_until_ms > $1)
+                    OR (state = 'accepted' AND created_ms > $2)
+                    OR (state = 'sent' AND kind = 'attrs' AND sent_ms > $2))
+                AND NOT (c.state <> 'queued' AND c.kind = 'attrs' AND EXISTS (
+                    SELECT 1 FROM commands later WHERE later.did = c.did AND later.id > c.id AND later.kind = 'attrs'
+                    AND later.state IN ('acknowledged', 'applied')))
+                ORDER BY id
+                """,
+                [.int(now), .int(now - answerTimeoutMs)] + chunk.map(SQLValue.text)
+            ).map { row throws(StorageError) in try CommandRecord(row: row) }
+        }
+        return dids.count > 500 ? records.sorted { $0.id < $1.id } : records
     }
 
     /// Commands accepted and not yet sent, before their answer deadline, of every device: a

@@ -95,6 +95,32 @@ public struct DeviceHistory: Sendable {
         )
     }
 
+    /// One row of the log.
+    struct Entry: Sendable {
+        var did: String
+        var kind: Kind
+        var atMs: Int64
+        var body: JSONValue = .null
+        var ip = ""
+    }
+
+    /// Many rows of the log, in order, a statement per few hundred, on `executor` (a
+    /// transaction's connection, or the database).
+    static func log(_ entries: [Entry], on executor: any SQLExecutor) async throws(StorageError) {
+        for chunk in entries.chunked(into: rowsPerStatement / 5) {
+            var binds: [SQLValue] = []
+            var rows: [String] = []
+            for entry in chunk {
+                let base = binds.count
+                rows.append("($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4), $\(base + 5))")
+                binds += [
+                    .text(entry.did), .text(entry.kind.rawValue), .int(entry.atMs), .text(entry.ip), .text(entry.body == .null ? "" : entry.body.serialized()),
+                ]
+            }
+            try await executor.query("INSERT INTO device_log (did, kind, at_ms, ip, body) VALUES \(rows.joined(separator: ", "))", binds)
+        }
+    }
+
     struct LogQuery {
         var did: String
         var kinds: [Kind]

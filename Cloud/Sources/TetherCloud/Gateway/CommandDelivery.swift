@@ -75,10 +75,16 @@ final class CommandDelivery: Sendable {
         await bus.publish(.command(sent.update))
     }
 
-    /// A device connected: what waits for it goes now.
-    func resume(did: String) async throws {
-        for command in try await ledger.resumable(did: did, now: Clock.unixMilliseconds(), answerTimeoutMs: answerTimeoutMs) {
-            try await send(command)
+    /// Devices connected: what waits for them goes now, oldest first. A command that cannot be
+    /// sent does not hold up the others (it stays in the ledger, to go when its device comes back).
+    func resume(dids: [String]) async throws {
+        guard !dids.isEmpty else { return }
+        for command in try await ledger.resumable(dids: dids, now: Clock.unixMilliseconds(), answerTimeoutMs: answerTimeoutMs) {
+            do {
+                try await send(command)
+            } catch {
+                logger.error("a waiting command could not be sent", metadata: ["did": "\(command.did)", "command": "\(command.id)", "error": "\(error)"])
+            }
         }
     }
 

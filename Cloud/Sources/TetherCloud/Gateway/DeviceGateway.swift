@@ -1,4 +1,4 @@
-public import Logging
+import Logging
 public import NIOCore
 import NIOSSL
 import Synchronization
@@ -41,8 +41,10 @@ public final class DeviceGateway: Service, Sendable {
     let housekeeping: NodeHousekeeping
     let metrics: CloudMetrics
     let logger: Logger
-    private let presenceChanges: (stream: AsyncStream<PresenceChange>, continuation: AsyncStream<PresenceChange>.Continuation)
-    let uplinks = UplinkQueue<Uplink>(capacity: 50_000)
+    /// Presence changes are a few bytes, two per connection: never refused (a refused one would
+    /// leave a device shown in the wrong state), so the queue's bound is only nominal.
+    private let presenceChanges = BatchQueue<PresenceChange>(capacity: .max)
+    let uplinks = BatchQueue<Uplink>(capacity: 50_000)
 
     struct Uplink: Sendable {
         var message: MQTTMessage
@@ -63,8 +65,6 @@ public final class DeviceGateway: Service, Sendable {
         self.catalogue = DeviceCatalogue(database: database)
         self.metrics = metrics
         self.logger = logger
-        // Presence changes are a few bytes, two per connection: never dropped.
-        presenceChanges = AsyncStream.makeStream(of: PresenceChange.self, bufferingPolicy: .unbounded)
         let subDevices = SubDeviceSessions()
         self.subDevices = subDevices
         let forwarding = DataForwarding(database: database, logger: logger)
@@ -77,7 +77,7 @@ public final class DeviceGateway: Service, Sendable {
         brokerConfiguration.connectTimeout = configuration.connectTimeout
         let broker = MQTTBroker(
             configuration: brokerConfiguration,
-            hooks: GatewayHooks(authenticator: authenticator, presence: presenceChanges.continuation, subDevices: subDevices),
+            hooks: GatewayHooks(authenticator: authenticator, presence: presenceChanges, subDevices: subDevices),
             logger: logger
         )
         self.broker = broker
@@ -100,7 +100,8 @@ public final class DeviceGateway: Service, Sendable {
         shadows = DeviceShadowLink(broker: broker, connections: connections, documents: ShadowDocuments(database: database), logger: logger)
         presence = DevicePresence(
             nodeID: configuration.nodeID, broker: broker, database: database, history: history, catalogue: catalogue,
-            delivery: delivery, bus: bus, subDevices: subDevices, forwarding: forwarding, notices: notices, rules: rules, logger: logger
+            delivery: delivery, bus: bus, subDevices: subDevices, forwarding: forwarding, notices: notices, rules: rules, metrics: metrics,
+            logger: logger
         )
         topology = DeviceTopologyLink(
             database: database, sessions: subDevices, presence: presence, timestampSkew: configuration.timestampSkew, logger: logger)
@@ -165,7 +166,7 @@ public final class DeviceGateway: Service, Sendable {
                     await self.announce(); return false
                 }
                 group.addTask {
-                    await self.presence.process(self.presenceChanges.stream, registration: self.registration); return true
+                    await self.presence.process(self.presenceChanges, registration: self.registration); return true
                 }
                 group.addTask {
                     await self.processUplinks(); return true
@@ -257,7 +258,7 @@ public final class DeviceGateway: Service, Sendable {
         } catch {
             logger.warning("could not record the gateway's devices as offline", metadata: ["error": "\(error)"])
         }
-        presenceChanges.continuation.finish()
+        presenceChanges.finish()
         uplinks.finish()
     }
 }

@@ -17,14 +17,17 @@ final class DevicePresence: Sendable {
     let forwarding: DataForwarding
     let notices: DeviceNotices
     let rules: RuleEngine?
+    let metrics: CloudMetrics
     let logger: Logger
     /// When each device connected to this node, for telling stale cluster events from new ones.
     private let localConnections = Mutex<[String: Int64]>([:])
 
     init(
         nodeID: String, broker: MQTTBroker, database: any SQLDatabase, history: DeviceHistory, catalogue: DeviceCatalogue, delivery: CommandDelivery,
-        bus: any ClusterBus, subDevices: SubDeviceSessions, forwarding: DataForwarding, notices: DeviceNotices, rules: RuleEngine?, logger: Logger
+        bus: any ClusterBus, subDevices: SubDeviceSessions, forwarding: DataForwarding, notices: DeviceNotices, rules: RuleEngine?, metrics: CloudMetrics,
+        logger: Logger
     ) {
+        self.metrics = metrics
         self.notices = notices
         self.rules = rules
         self.forwarding = forwarding
@@ -41,52 +44,142 @@ final class DevicePresence: Sendable {
 
     var devices: DeviceStore { DeviceStore(database) }
 
-    /// The broker's connections and disconnections, in order, until cancelled.
-    func process(_ changes: AsyncStream<PresenceChange>, registration: DeviceSelfRegistration) async {
-        for await change in changes {
+    /// The broker's connections and disconnections, in order, until cancelled: recorded in
+    /// batches (what has queued up while the last batch was written), so that a connect storm
+    /// costs a few statements and one commit per batch, not two per device.
+    func process(_ changes: BatchQueue<PresenceChange>, registration: DeviceSelfRegistration) async {
+        while let batch = await changes.next(maximum: Self.batchSize) {
             // At shutdown, leave() records every device of this node as offline at once.
             if Task.isCancelled { return }
-            guard let did = change.principal.attributes[DeviceAuthenticator.Attribute.did] else { continue }
-            do {
+            var run: [Change] = []
+            for change in batch {
+                guard let did = change.principal.attributes[DeviceAuthenticator.Attribute.did] else { continue }
                 if change.principal.attributes[DeviceAuthenticator.Attribute.registration] != nil {
-                    if change.connected { try await registration.answer(change.principal, did: did) }
+                    await record(run)
+                    run = []
+                    guard change.connected else { continue }
+                    do {
+                        try await registration.answer(change.principal, did: did)
+                    } catch {
+                        logger.error("a self-registration could not be answered", metadata: ["did": "\(did)", "error": "\(error)"])
+                    }
                 } else if change.connected {
-                    try await connected(did: did, atMs: change.atMs, remoteAddress: change.remoteAddress)
+                    run.append(Change(did: did, atMs: change.atMs, kind: .online(remoteAddress: change.remoteAddress)))
                 } else if change.reason != .takenOver, !broker.isConnected(clientID: change.principal.clientID) {
                     // A gateway's sub-devices go with it.
                     for sub in subDevices.end(gateway: change.principal.clientID) {
-                        try await disconnected(did: sub, atMs: change.atMs, reason: nil, why: "gateway offline")
+                        run.append(Change(did: sub, atMs: change.atMs, kind: .offline(reason: "gateway offline")))
                     }
-                    try await disconnected(did: did, atMs: change.atMs, reason: change.reason)
+                    run.append(Change(did: did, atMs: change.atMs, kind: .offline(reason: change.reason?.rawValue ?? "")))
                 }
-            } catch {
-                logger.error("presence could not be recorded", metadata: ["did": "\(did)", "error": "\(error)"])
             }
+            await record(run)
+        }
+    }
+
+    static let batchSize = 1024
+
+    /// A device connected to this node or left it, as recorded.
+    struct Change: Sendable {
+        enum Kind: Sendable {
+            case online(remoteAddress: String)
+            /// Why it left, for the history.
+            case offline(reason: String)
+        }
+
+        var did: String
+        var atMs: Int64
+        var kind: Kind
+
+        var isOnline: Bool {
+            if case .online = kind { return true }
+            return false
         }
     }
 
     /// A device (or a sub-device through its gateway) connected to this node.
     func connected(did: String, atMs: Int64, remoteAddress: String) async throws {
-        localConnections.withLock { $0[did] = atMs }
-        guard try await devices.markOnline(did, node: nodeID, atMs: atMs, remoteAddress: remoteAddress) else { return }
-        try await history.log(did: did, kind: .online, atMs: atMs, ip: remoteAddress)
-        await bus.publish(.presence(did: did, online: true, node: nodeID, atMs: atMs))
-        await forwardPresence(did: did, online: true, atMs: atMs)
-        await rules?.record(did: did, .online, body: ["at": .int(atMs)])
-        logger.debug("device online", metadata: ["did": "\(did)", "remote": "\(remoteAddress)"])
-        try await delivery.resume(did: did)
+        try await recordThrowing([Change(did: did, atMs: atMs, kind: .online(remoteAddress: remoteAddress))])
     }
 
     /// A device (or a sub-device, `why` then says how) left this node.
     func disconnected(did: String, atMs: Int64, reason: MQTTBrokerEvent.DisconnectReason?, why: String? = nil) async throws {
-        localConnections.withLock { _ = $0.removeValue(forKey: did) }
-        guard try await devices.markOffline(did, node: nodeID, atMs: atMs) else { return }
-        try await history.log(did: did, kind: .offline, atMs: atMs, body: .object(["reason": .string(why ?? reason?.rawValue ?? "")]))
-        await bus.publish(.presence(did: did, online: false, node: nodeID, atMs: atMs))
-        await forwardPresence(did: did, online: false, atMs: atMs)
-        await notices.offline(did: did)
-        await rules?.record(did: did, .offline, body: ["at": .int(atMs)])
-        logger.debug("device offline", metadata: ["did": "\(did)", "reason": "\(reason?.rawValue ?? "")"])
+        try await recordThrowing([Change(did: did, atMs: atMs, kind: .offline(reason: why ?? reason?.rawValue ?? ""))])
+    }
+
+    private func record(_ changes: [Change]) async {
+        do {
+            try await recordThrowing(changes)
+        } catch {
+            logger.error("presence could not be recorded", metadata: ["count": "\(changes.count)", "error": "\(error)"])
+        }
+    }
+
+    /// Changes in the order they happened: the devices' rows and their history in one
+    /// transaction, then, for those that changed anything, the cluster, forwarding, rules and
+    /// notices, and the commands waiting for devices that came online.
+    private func recordThrowing(_ changes: [Change]) async throws {
+        guard !changes.isEmpty else { return }
+        localConnections.withLock { connections in
+            for change in changes {
+                if change.isOnline { connections[change.did] = change.atMs } else { connections.removeValue(forKey: change.did) }
+            }
+        }
+        let nodeID = self.nodeID
+        let recorded = try await database.transaction { transaction -> [Change] in
+            let devices = DeviceStore(transaction)
+            var recorded: [Change] = []
+            // A statement sets each device once, so a device that came and went within the
+            // batch starts a new round: its changes stay in order.
+            for round in Self.rounds(changes) {
+                let online = try await devices.markOnline(
+                    round.compactMap { change in
+                        guard case .online(let address) = change.kind else { return nil }
+                        return DeviceStore.Sighting(did: change.did, atMs: change.atMs, remoteAddress: address)
+                    }, node: nodeID)
+                let offline = try await devices.markOffline(
+                    round.filter { !$0.isOnline }.map { DeviceStore.Sighting(did: $0.did, atMs: $0.atMs) }, node: nodeID)
+                let changed = round.filter { $0.isOnline ? online.contains($0.did) : offline.contains($0.did) }
+                try await DeviceHistory.log(
+                    changed.map { change in
+                        switch change.kind {
+                        case .online(let address): DeviceHistory.Entry(did: change.did, kind: .online, atMs: change.atMs, ip: address)
+                        case .offline(let reason): DeviceHistory.Entry(did: change.did, kind: .offline, atMs: change.atMs, body: ["reason": .string(reason)])
+                        }
+                    }, on: transaction)
+                recorded += changed
+            }
+            return recorded
+        }
+        let cameOnline = recorded.filter(\.isOnline).map(\.did)
+        metrics.presenceRecorded(online: cameOnline.count, offline: recorded.count - cameOnline.count)
+        guard !recorded.isEmpty else { return }
+        await bus.publish(recorded.map { .presence(did: $0.did, online: $0.isOnline, node: nodeID, atMs: $0.atMs) })
+        for change in recorded {
+            await forwardPresence(did: change.did, online: change.isOnline, atMs: change.atMs)
+            if !change.isOnline { await notices.offline(did: change.did) }
+            await rules?.record(did: change.did, change.isOnline ? .online : .offline, body: ["at": .int(change.atMs)])
+        }
+        logger.debug("presence recorded", metadata: ["changes": "\(recorded.count)"])
+        var seen = Set<String>()
+        try await delivery.resume(dids: cameOnline.filter { seen.insert($0).inserted })
+    }
+
+    /// The changes cut into consecutive rounds in which no device appears twice.
+    static func rounds(_ changes: [Change]) -> [[Change]] {
+        var rounds: [[Change]] = []
+        var current: [Change] = []
+        var seen = Set<String>()
+        for change in changes {
+            if !seen.insert(change.did).inserted {
+                rounds.append(current)
+                current = []
+                seen = [change.did]
+            }
+            current.append(change)
+        }
+        if !current.isEmpty { rounds.append(current) }
+        return rounds
     }
 
     private func forwardPresence(did: String, online: Bool, atMs: Int64) async {
@@ -110,10 +203,10 @@ final class DevicePresence: Sendable {
     /// At shutdown: the devices this node held are offline.
     func leave() async throws {
         let now = Clock.unixMilliseconds()
-        for did in try await devices.markOffline(heldBy: nodeID, atMs: now) {
-            try await history.log(did: did, kind: .offline, atMs: now, body: ["reason": "gateway stopped"])
-            await bus.publish(.presence(did: did, online: false, node: nodeID, atMs: now))
-            await rules?.record(did: did, .offline, body: ["at": .int(now)], take: false)
-        }
+        let dids = try await devices.markOffline(heldBy: nodeID, atMs: now)
+        try await DeviceHistory.log(dids.map { DeviceHistory.Entry(did: $0, kind: .offline, atMs: now, body: ["reason": "gateway stopped"]) }, on: database)
+        metrics.presenceRecorded(online: 0, offline: dids.count)
+        await bus.publish(dids.map { .presence(did: $0, online: false, node: nodeID, atMs: now) })
+        for did in dids { await rules?.record(did: did, .offline, body: ["at": .int(now)], take: false) }
     }
 }

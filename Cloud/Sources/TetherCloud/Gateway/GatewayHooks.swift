@@ -8,7 +8,7 @@ struct GatewayHooks: MQTTBrokerHooks {
     typealias Attribute = DeviceAuthenticator.Attribute
 
     let authenticator: DeviceAuthenticator
-    let presence: AsyncStream<PresenceChange>.Continuation
+    let presence: BatchQueue<PresenceChange>
     let subDevices: SubDeviceSessions
 
     func authenticate(_ request: MQTTConnectRequest) async -> MQTTAuthentication {
@@ -88,11 +88,11 @@ struct GatewayHooks: MQTTBrokerHooks {
     }
 
     func clientConnected(_ principal: MQTTPrincipal, remoteAddress: String) {
-        presence.yield(PresenceChange(principal: principal, connected: true, reason: nil, remoteAddress: remoteAddress, atMs: Clock.unixMilliseconds()))
+        _ = presence.push(PresenceChange(principal: principal, connected: true, reason: nil, remoteAddress: remoteAddress, atMs: Clock.unixMilliseconds()))
     }
 
     func clientDisconnected(_ principal: MQTTPrincipal, reason: MQTTBrokerEvent.DisconnectReason) {
-        presence.yield(PresenceChange(principal: principal, connected: false, reason: reason, remoteAddress: "", atMs: Clock.unixMilliseconds()))
+        _ = presence.push(PresenceChange(principal: principal, connected: false, reason: reason, remoteAddress: "", atMs: Clock.unixMilliseconds()))
     }
 
     static func device(_ principal: MQTTPrincipal) -> AlinkDeviceIdentity? {

@@ -12,6 +12,8 @@ public struct CloudMetrics: Sendable {
     private let uplinksRejected: Counter
     private let uplinksDropped: Counter
     private let commandsCounter: Counter
+    private let presenceOnline: Counter
+    private let presenceOffline: Counter
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -31,11 +33,20 @@ public struct CloudMetrics: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "tether_cloud", metricName: "commands", unitName: "total", helpText: "Commands accepted into the ledger."
             ))
+        let presence = MetricNameDescriptor(
+            namespace: "tether_gateway", metricName: "presence", unitName: "total",
+            helpText: "Devices recorded online or offline by this node (written to the database).")
+        presenceOnline = registry.makeCounter(descriptor: presence, labels: [("state", "online")])
+        presenceOffline = registry.makeCounter(descriptor: presence, labels: [("state", "offline")])
     }
 
     func uplink(processed: Bool) { (processed ? uplinks : uplinksRejected).increment() }
     func uplinkDropped() { uplinksDropped.increment() }
     func commandAccepted() { commandsCounter.increment() }
+    func presenceRecorded(online: Int, offline: Int) {
+        if online > 0 { presenceOnline.increment(by: Int64(online)) }
+        if offline > 0 { presenceOffline.increment(by: Int64(offline)) }
+    }
 
     func registered() { registrations.increment() }
 

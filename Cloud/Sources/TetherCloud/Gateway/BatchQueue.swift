@@ -1,10 +1,11 @@
 import DequeModule
 import Synchronization
 
-/// Device messages waiting to be stored: filled on the brokers' event loops, drained in
-/// batches by one consumer so that many posts share one transaction. Bounded: beyond its
-/// capacity the newest messages are refused (the caller counts them), never memory.
-final class UplinkQueue<Element: Sendable>: Sendable {
+/// Work waiting for the database (device messages, connections and disconnections): filled on
+/// the brokers' event loops, drained in batches by one consumer so that many items share one
+/// transaction. Bounded: beyond its capacity the newest items are refused (the caller counts
+/// them), never memory.
+final class BatchQueue<Element: Sendable>: Sendable {
     private struct State {
         var items = Deque<Element>()
         var waiter: CheckedContinuation<Void, Never>?
@@ -16,7 +17,7 @@ final class UplinkQueue<Element: Sendable>: Sendable {
 
     init(capacity: Int) { self.capacity = capacity }
 
-    /// Adds a message; false when the queue is full or finished.
+    /// Adds an item; false when the queue is full or finished.
     func push(_ element: Element) -> Bool {
         let (accepted, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
             guard !state.finished, state.items.count < capacity else { return (false, nil) }
@@ -28,7 +29,7 @@ final class UplinkQueue<Element: Sendable>: Sendable {
         return accepted
     }
 
-    /// Up to `maximum` messages, in order, waiting for the first; nil once finished and empty,
+    /// Up to `maximum` items, in order, waiting for the first; nil once finished and empty,
     /// or when the task is cancelled.
     func next(maximum: Int) async -> [Element]? {
         while true {

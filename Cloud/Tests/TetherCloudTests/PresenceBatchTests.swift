@@ -1,0 +1,73 @@
+import Testing
+import TetherCore
+@testable import TetherCloud
+
+@Suite("Presence in batches: a connect storm costs a few statements, and nothing is out of order", .timeLimit(.minutes(2)))
+struct PresenceBatchTests {
+    @Test("batched sightings: the later one wins, only the holder can mark a device offline, statements span chunks", arguments: TestEngine.allCases)
+    func sightings(engine: TestEngine) async throws {
+        try await engine.withDatabase { database in
+            let admin = Administration(database: database)
+            let product = try await admin.createProduct(name: "p", modelFile: try DeviceFixtures.petHouse(), format: .gizwits)
+            let created = try await admin.createDevices((0..<20).map { DeviceEntry(productKey: product.productKey, name: "d\($0)") })
+            let dids = created.map(\.did)
+            let store = DeviceStore(database)
+            let online = try await store.markOnline(
+                dids.map { DeviceStore.Sighting(did: $0, atMs: 1_000, remoteAddress: "127.0.0.2:\($0.count)") }, node: "a", perStatement: 7)
+            #expect(online == Set(dids))
+            // An older sighting by another node says nothing; a newer one moves the device.
+            #expect(try await store.markOnline([DeviceStore.Sighting(did: dids[0], atMs: 500)], node: "b").isEmpty)
+            #expect(try await store.markOnline([DeviceStore.Sighting(did: dids[1], atMs: 1_500)], node: "b") == [dids[1]])
+            // Node a no longer holds dids[1]: its disconnection does not take the device offline.
+            let offline = try await store.markOffline(dids.map { DeviceStore.Sighting(did: $0, atMs: 2_000) }, node: "a", perStatement: 7)
+            #expect(offline == Set(dids).subtracting([dids[1]]))
+            let rows = try await database.query("SELECT did, is_online, online_node, online_changed_ms, activated_ms FROM devices")
+            for row in rows {
+                let did = try row.text("did")
+                #expect(try row.bool("is_online") == (did == dids[1]), "\(did)")
+                #expect(try row.int("online_changed_ms") == (did == dids[1] ? 1_500 : 2_000))
+                #expect(try row.int("activated_ms") == 1_000)
+            }
+            #expect(try await store.markOffline([DeviceStore.Sighting(did: dids[1], atMs: 2_000)], node: "b") == [dids[1]])
+        }
+    }
+
+    @Test("rounds keep each device's changes in order, and no device twice in a round")
+    func rounds() {
+        typealias Change = DevicePresence.Change
+        let changes = [
+            Change(did: "a", atMs: 1, kind: .online(remoteAddress: "")), Change(did: "b", atMs: 1, kind: .online(remoteAddress: "")),
+            Change(did: "a", atMs: 2, kind: .offline(reason: "x")), Change(did: "c", atMs: 2, kind: .online(remoteAddress: "")),
+            Change(did: "a", atMs: 3, kind: .online(remoteAddress: "")), Change(did: "d", atMs: 3, kind: .offline(reason: "y")),
+        ]
+        let rounds = DevicePresence.rounds(changes)
+        #expect(rounds.map { $0.map(\.did) } == [["a", "b"], ["a", "c"], ["a", "d"]])
+        #expect(rounds.flatMap { $0 }.map(\.atMs) == changes.map(\.atMs))
+        #expect(DevicePresence.rounds([]).isEmpty)
+    }
+
+    @Test("a storm of devices connecting at once: each online once in the history, then each offline once", arguments: TestEngine.allCases)
+    func storm(engine: TestEngine) async throws {
+        try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let total = 150
+            let devices = try await Administration(database: cloud.database).createDevices(
+                (0..<total).map { DeviceEntry(productKey: product.productKey, name: "storm-\($0)") })
+            let connections = try await withThrowingTaskGroup(of: SilentMQTTDevice.self) { group in
+                for device in devices { group.addTask { try await SilentMQTTDevice.connect(port: cloud.mqttPort!, device: device, keepAlive: 600) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            func count(_ sql: String) async throws -> Int64 { try await cloud.database.first(sql)?.int("n") ?? -1 }
+            try await GatewayFixtures.waitUntil("every device online") {
+                try await count("SELECT COUNT(*) AS n FROM devices WHERE is_online = 1") == Int64(total)
+            }
+            #expect(try await count("SELECT COUNT(*) AS n FROM device_log WHERE kind = 'dev_online'") == Int64(total))
+            #expect(try await count("SELECT COUNT(DISTINCT did) AS n FROM device_log WHERE kind = 'dev_online' AND ip <> ''") == Int64(total))
+            for connection in connections { try await connection.close() }
+            try await GatewayFixtures.waitUntil("every device offline") {
+                try await count("SELECT COUNT(*) AS n FROM devices WHERE is_online = 1") == 0
+            }
+            #expect(try await count("SELECT COUNT(*) AS n FROM device_log WHERE kind = 'dev_offline'") == Int64(total))
+        }
+    }
+}
