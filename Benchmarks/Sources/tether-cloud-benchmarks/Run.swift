@@ -20,6 +20,8 @@ struct Run: AsyncParsableCommand {
     @Option(help: "The file `setup` wrote.") var setup: String
     @Option(help: "The cloud's HTTP port.") var http: Int
     @Option(help: "The cloud's MQTT port.") var mqtt: Int
+    @Option(help: "The MQTT port the write round trip's and the RRPC's device connects to (default --mqtt; another node's: the calls cross nodes).")
+    var roundTripMqtt: Int?
     @Option(help: "The cloud's process id, for its memory.") var serverPid: Int32
     @Option(help: "Write round trips to time.") var roundTrips = 500
     @Option(help: "Round trips per second.") var rate = 50
@@ -40,12 +42,14 @@ struct Run: AsyncParsableCommand {
         logger.logLevel = .error
         let appID = document["appId"]?.stringValue ?? ""
 
+        // A count of 0 leaves a measurement out (bench-scale.sh wants only the round trip).
+        let empty = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
         let roundTrip = try await measureRoundTrips(appID: appID, device: devices[0], logger: logger)
-        let rrpc = try await measureRRPC(appID: appID, device: devices[1], logger: logger)
-        let invoke = try await measureInvokes(device: devices[2], logger: logger)
-        let posting = try await Self.measurePosts(Array(devices[1...posters]), mqtt: mqtt, duration: duration, logger: logger)
-        let memory = try await measureMemory(Array(devices.prefix(idle)), logger: logger)
-        let ota = try await measureDownloads(document["firmware"], logger: logger)
+        let rrpc: Histogram<UInt64> = rrpcs > 0 ? try await measureRRPC(appID: appID, device: devices[1], logger: logger) : empty
+        let invoke: Histogram<UInt64> = invokes > 0 ? try await measureInvokes(device: devices[2], logger: logger) : empty
+        let posting: (stored: Int, errors: Int, latency: Histogram<UInt64>) = posters > 0 ? try await Self.measurePosts(Array(devices[1...posters]), mqtt: mqtt, duration: duration, logger: logger) : (0, 0, empty)
+        let memory: (devices: Int, before: Int64, after: Int64) = idle > 0 ? try await measureMemory(Array(devices.prefix(idle)), logger: logger) : (0, 0, 0)
+        let ota: JSONValue = otaDevices > 0 ? try await measureDownloads(document["firmware"], logger: logger) : .null
 
         let report: JSONValue = [
             "writeRoundTripMicroseconds": ["p50": .int(Int64(roundTrip.valueAtPercentile(50))), "p99": .int(Int64(roundTrip.valueAtPercentile(99))), "max": .int(Int64(roundTrip.max)), "count": .int(Int64(roundTrip.totalCount))],
@@ -69,7 +73,7 @@ struct Run: AsyncParsableCommand {
     private func measureRoundTrips(appID: String, device: BenchDevice, logger: Logger) async throws -> Histogram<UInt64> {
         let session = try await registerAndBind(appID: appID, device: device)
         let histogram = Locked(Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three))
-        try await AlinkDeviceClient.withClient(configuration: device.configuration(port: mqtt), logger: logger) { client in
+        try await AlinkDeviceClient.withClient(configuration: device.configuration(port: roundTripMqtt ?? mqtt), logger: logger) { client in
             let downlinks = client.downlinks()
             let responder = Task {
                 for await downlink in downlinks {
@@ -124,7 +128,7 @@ struct Run: AsyncParsableCommand {
         ]
     }
 
-    private static func microseconds(since start: ContinuousClock.Instant) -> UInt64 {
+    static func microseconds(since start: ContinuousClock.Instant) -> UInt64 {
         let elapsed = ContinuousClock.now - start
         return UInt64(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)
     }
@@ -135,7 +139,7 @@ struct Run: AsyncParsableCommand {
     private func measureRRPC(appID: String, device: BenchDevice, logger: Logger) async throws -> Histogram<UInt64> {
         let session = try await registerAndBind(appID: appID, device: device)
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-        try await AlinkDeviceClient.withClient(configuration: device.configuration(port: mqtt), logger: logger) { client in
+        try await AlinkDeviceClient.withClient(configuration: device.configuration(port: roundTripMqtt ?? mqtt), logger: logger) { client in
             let downlinks = client.downlinks()
             let responder = Task {
                 for await downlink in downlinks {

@@ -29,11 +29,10 @@ struct Setup: AsyncParsableCommand {
         let admin = Administration(database: opened)
         let app = try await admin.createApp(name: "bench")
         let created = try await admin.createProduct(name: "Lamp", modelFile: Array(try Data(contentsOf: URL(fileURLWithPath: product))), format: .tsl)
-        var list: [JSONValue] = []
-        for index in 0..<devices {
-            let device = try await admin.createDevice(productKey: created.productKey, name: "bench-\(index)", mac: nil)
-            list.append(["did": .string(device.did), "productKey": .string(device.productKey), "deviceName": .string(device.deviceName),
-                         "deviceSecret": .string(device.deviceSecret), "passcode": .string(device.passcode)])
+        // In bulk, as an operator importing a fleet would: 100,000 devices take seconds, not hours.
+        let list: [JSONValue] = try await admin.createDevices((0..<devices).map { DeviceEntry(productKey: created.productKey, name: "bench-\($0)") }).map { device in
+            ["did": .string(device.did), "productKey": .string(device.productKey), "deviceName": .string(device.deviceName),
+             "deviceSecret": .string(device.deviceSecret), "passcode": .string(device.passcode)]
         }
         var firmware: JSONValue = .null
         if firmwareSize > 0 {

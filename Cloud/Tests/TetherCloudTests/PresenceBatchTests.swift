@@ -29,6 +29,11 @@ struct PresenceBatchTests {
                 #expect(try row.int("activated_ms") == 1_000)
             }
             #expect(try await store.markOffline([DeviceStore.Sighting(did: dids[1], atMs: 2_000)], node: "b") == [dids[1]])
+            // The coalesced credential lookup: every name asked for that exists, nothing else.
+            let found = try await store.credentials(productKey: product.productKey, deviceNames: created.prefix(5).map(\.deviceName) + ["nobody"])
+            #expect(Set(found.keys) == Set(created.prefix(5).map(\.deviceName)))
+            #expect(found[created[0].deviceName]?.deviceSecret == created[0].deviceSecret)
+            #expect(try await store.credentials(productKey: "other", deviceNames: [created[0].deviceName]).isEmpty)
         }
     }
 

@@ -147,7 +147,9 @@ public final class MQTTBroker: Sendable {
         let core = self.core
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(.backlog, value: 1024)
+            // A fleet reconnecting at once: with a short queue the kernel drops SYNs, and each
+            // drop costs the device a retransmission (1 s, then 3, 7…). Linux caps it at somaxconn.
+            .serverChannelOption(.backlog, value: 4096)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             // One read per connection per event-loop turn: with many publishers on a loop, the
             // drains of their subscribers get their turn in between (fairness under load).

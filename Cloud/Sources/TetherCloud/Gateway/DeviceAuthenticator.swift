@@ -9,6 +9,8 @@ import TetherMQTT
 /// registers itself with its product's secret.
 struct DeviceAuthenticator: Sendable {
     let database: any SQLDatabase
+    /// Where signed CONNECTs' credentials are read, many devices to a query.
+    let lookups: DeviceCredentialLookups
     let configuration: GatewayConfiguration
     let logger: Logger
     var now: @Sendable () -> Int64 = { Clock.unixNow() }
@@ -76,7 +78,7 @@ struct DeviceAuthenticator: Sendable {
                 device, username: username, password: password, serverSideSubscriptions: clientID.wantsServerSideSubscriptions, isSecure: request.isSecure)
         }
         try checkTimestamp(clientID.timestamp)
-        guard let stored = try await DeviceStore(database).credentials(productKey: device.productKey, deviceName: device.deviceName) else {
+        guard let stored = try await lookups.credentials(productKey: device.productKey, deviceName: device.deviceName) else {
             throw Refusal(.badUserNameOrPassword, "no device \(device)")
         }
         let method = clientID.signMethod ?? (clientID["signmethod"] == nil ? .hmacmd5 : nil)

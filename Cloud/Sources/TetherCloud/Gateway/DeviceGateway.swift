@@ -45,6 +45,7 @@ public final class DeviceGateway: Service, Sendable {
     /// leave a device shown in the wrong state), so the queue's bound is only nominal.
     private let presenceChanges = BatchQueue<PresenceChange>(capacity: .max)
     let uplinks = BatchQueue<Uplink>(capacity: 50_000)
+    private let credentialLookups: DeviceCredentialLookups
 
     struct Uplink: Sendable {
         var message: MQTTMessage
@@ -71,7 +72,8 @@ public final class DeviceGateway: Service, Sendable {
         self.forwarding = forwarding
         let notices = DeviceNotices(database: database, bus: bus, logger: logger)
         self.notices = notices
-        let authenticator = DeviceAuthenticator(database: database, configuration: configuration, logger: logger)
+        credentialLookups = DeviceCredentialLookups(database: database, logger: logger)
+        let authenticator = DeviceAuthenticator(database: database, lookups: credentialLookups, configuration: configuration, logger: logger)
         var brokerConfiguration = MQTTBrokerConfiguration()
         brokerConfiguration.maximumQoS = .atLeastOnce
         brokerConfiguration.connectTimeout = configuration.connectTimeout
@@ -172,6 +174,9 @@ public final class DeviceGateway: Service, Sendable {
                     await self.processUplinks(); return true
                 }
                 group.addTask {
+                    await self.credentialLookups.run(); return true
+                }
+                group.addTask {
                     await self.processClusterEvents(events); return true
                 }
                 group.addTask {
@@ -260,5 +265,6 @@ public final class DeviceGateway: Service, Sendable {
         }
         presenceChanges.finish()
         uplinks.finish()
+        credentialLookups.finish()
     }
 }

@@ -34,23 +34,34 @@ struct DeviceStore: Sendable {
         try await credentials(where: "did = $1", .text(did))
     }
 
+    /// Devices of one product by name, in one statement (the connect storm's lookups,
+    /// coalesced by `DeviceCredentialLookups`); keyed by device name.
+    func credentials(productKey: String, deviceNames: [String]) async throws(StorageError) -> [String: DeviceCredentials] {
+        guard !deviceNames.isEmpty else { return [:] }
+        let placeholders = (0..<deviceNames.count).map { "$\($0 + 2)" }.joined(separator: ", ")
+        let found = try await credentials(where: "product_key = $1 AND device_name IN (\(placeholders))", [.text(productKey)] + deviceNames.map(SQLValue.text))
+        return Dictionary(found.map { ($0.deviceName, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
     private func credentials(where condition: String, _ binds: SQLValue...) async throws(StorageError) -> DeviceCredentials? {
-        guard
-            let row = try await executor.query(
-                """
-                SELECT did, product_key, device_name, passcode, device_secret, registered_ts, activated_ms, is_disabled, token_hash,
-                    (SELECT user_topics FROM products p WHERE p.product_key = devices.product_key) AS user_topics
-                FROM devices WHERE \(condition)
-                """,
-                binds
-            ).first
-        else { return nil }
-        return DeviceCredentials(
-            did: try row.text("did"), productKey: try row.text("product_key"), deviceName: try row.text("device_name"),
-            passcode: try row.text("passcode"), deviceSecret: try row.text("device_secret"), registeredAt: try row.int("registered_ts"),
-            isActivated: try row.int("activated_ms") != 0, isDisabled: try row.bool("is_disabled"), tokenHash: try row.text("token_hash"),
-            userTopics: try row.text("user_topics")
-        )
+        try await credentials(where: condition, binds).first
+    }
+
+    private func credentials(where condition: String, _ binds: [SQLValue]) async throws(StorageError) -> [DeviceCredentials] {
+        try await executor.query(
+            """
+            SELECT did, product_key, device_name, passcode, device_secret, registered_ts, activated_ms, is_disabled, token_hash,
+                (SELECT user_topics FROM products p WHERE p.product_key = devices.product_key) AS user_topics
+            FROM devices WHERE \(condition)
+            """,
+            binds
+        ).map { row throws(StorageError) in
+            DeviceCredentials(
+                did: try row.text("did"), productKey: try row.text("product_key"), deviceName: try row.text("device_name"),
+                passcode: try row.text("passcode"), deviceSecret: try row.text("device_secret"), registeredAt: try row.int("registered_ts"),
+                isActivated: try row.int("activated_ms") != 0, isDisabled: try row.bool("is_disabled"), tokenHash: try row.text("token_hash"),
+                userTopics: try row.text("user_topics"))
+        }
     }
 
     /// Throws a `uniqueViolation` when the product already has a device with this MAC or name.
