@@ -27,6 +27,8 @@ public struct AlinkDeviceConfiguration: Sendable {
     public var replyTimeout: Duration
     /// Reconnection after a lost connection; nil turns it off.
     public var reconnect: ReconnectPolicy?
+    /// How long a connection attempt (TCP, CONNECT, CONNACK) may take before it is given up.
+    public var connectTimeout: Duration = .seconds(10)
     /// Unix time in seconds, signed into every CONNECT.
     public var now: @Sendable () -> Int64
     /// Subscribe to the device's downstream topics instead of relying on the cloud's
@@ -81,15 +83,19 @@ public struct AlinkDeviceConfiguration: Sendable {
     public var mqtt: MQTTClientConfiguration {
         if let token {
             let credentials = AlinkCredentials.token(device, clientIDPrefix: token.clientIDPrefix, token: token.token)
-            return MQTTClientConfiguration(
+            var configuration = MQTTClientConfiguration(
                 host: host, port: port, version: .v311, cleanStart: true, keepAlive: keepAlive, transport: transport, reconnect: reconnect,
                 credentials: { MQTTCredentials(clientID: credentials.clientID, username: credentials.username, password: Array(credentials.password.utf8)) }
             )
+            configuration.connectTimeout = connectTimeout
+            return configuration
         }
-        return .alink(
+        var configuration = MQTTClientConfiguration.alink(
             host: host, port: port, device: device, secret: deviceSecret, keepAlive: keepAlive, cleanStart: true,
             transport: transport, signMethod: signMethod, reconnect: reconnect, now: now
         )
+        configuration.connectTimeout = connectTimeout
+        return configuration
     }
 }
 

@@ -22,7 +22,7 @@ struct Storm: AsyncParsableCommand {
     @Option(help: "MQTT keep-alive, seconds.") var keepAlive: UInt16 = 60
     @Option(help: "Seconds between a device's property reports (0: none).") var postInterval: Double = 60
     @Option(help: "Seconds to stay connected once all are (0: leave at once).") var hold: Double = 0
-    @Option(help: "Connections opened at once at most (the rest wait for a slot).") var concurrency = 2_000
+    @Option(help: "Connections opened at once at most (the rest wait for a slot).") var concurrency = 1_000
 
     /// Tries per device: a connection refused or timed out is tried again after a random
     /// pause of 1 to 5 s, as devices do.
@@ -74,6 +74,9 @@ struct Storm: AsyncParsableCommand {
                 let configuration = {
                     var configuration = device.configuration(port: ports[(first + index) % ports.count], replyTimeout: .seconds(60))
                     configuration.keepAlive = keepAlive
+                    // A storm queues connections for many seconds: giving up at 10 s (the SDK's
+                    // default) only adds retries to the queue.
+                    configuration.connectTimeout = .seconds(30)
                     return configuration
                 }()
                 group.addTask {

@@ -75,4 +75,31 @@ struct PresenceBatchTests {
             #expect(try await count("SELECT COUNT(*) AS n FROM device_log WHERE kind = 'dev_offline'") == Int64(total))
         }
     }
+
+    @Test("the devices of a node that stopped heartbeating are swept offline in one go; the live node's stay online", arguments: TestEngine.allCases)
+    func deadNodeSweep(engine: TestEngine) async throws {
+        try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
+            let product = try await GatewayFixtures.lampProduct(cloud)
+            let devices = try await Administration(database: cloud.database).createDevices(
+                (0..<40).map { DeviceEntry(productKey: product.productKey, name: "swept-\($0)") })
+            let live = try await SilentMQTTDevice.connect(port: cloud.mqttPort!, device: devices[0], keepAlive: 600)
+            func count(_ sql: String) async throws -> Int64 { try await cloud.database.first(sql)?.int("n") ?? -1 }
+            try await GatewayFixtures.waitUntil("the live device online") {
+                try await count("SELECT COUNT(*) AS n FROM devices WHERE is_online = 1") == 1
+            }
+            // A node that held 39 devices and last beat a minute ago.
+            let long = Clock.unixMilliseconds() - 60_000
+            try await NodeStore(cloud.database).heartbeat("ghost", atMs: long)
+            _ = try await DeviceStore(cloud.database).markOnline(
+                devices.dropFirst().map { DeviceStore.Sighting(did: $0.did, atMs: long) }, node: "ghost")
+            #expect(try await count("SELECT COUNT(*) AS n FROM devices WHERE is_online = 1") == 40)
+            try await GatewayFixtures.waitUntil(timeout: .seconds(20), "the ghost's devices offline") {
+                try await count("SELECT COUNT(*) AS n FROM devices WHERE is_online = 1") == 1
+            }
+            #expect(try await count("SELECT COUNT(*) AS n FROM device_log WHERE kind = 'dev_offline' AND body LIKE '%node gone%'") == 39)
+            let stillOnline = try await cloud.database.first("SELECT is_online FROM devices WHERE did = $1", .text(devices[0].did))?.bool("is_online")
+            #expect(stillOnline == true)
+            try await live.close()
+        }
+    }
 }

@@ -36,6 +36,13 @@ final class DataForwarding: Sendable {
         }
     }
 
+    /// Whether any forwarder takes messages of `kind` (as last read): when none does, callers
+    /// need not look up what a message would carry.
+    func isForwarding(_ kind: ForwardKind) async -> Bool {
+        guard let forwarders = try? await current() else { return true }
+        return forwarders.values.contains { $0.contains { $0.kinds.contains(kind) } }
+    }
+
     private func current() async throws -> [String: [ForwarderRecord]] {
         let now = Clock.unixMilliseconds()
         let cached = cache.withLock { $0 }

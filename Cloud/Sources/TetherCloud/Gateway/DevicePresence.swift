@@ -155,8 +155,8 @@ final class DevicePresence: Sendable {
         metrics.presenceRecorded(online: cameOnline.count, offline: recorded.count - cameOnline.count)
         guard !recorded.isEmpty else { return }
         await bus.publish(recorded.map { .presence(did: $0.did, online: $0.isOnline, node: nodeID, atMs: $0.atMs) })
+        await forwardPresence(recorded)
         for change in recorded {
-            await forwardPresence(did: change.did, online: change.isOnline, atMs: change.atMs)
             if !change.isOnline { await notices.offline(did: change.did) }
             await rules?.record(did: change.did, change.isOnline ? .online : .offline, body: ["at": .int(change.atMs)])
         }
@@ -182,13 +182,19 @@ final class DevicePresence: Sendable {
         return rounds
     }
 
-    private func forwardPresence(did: String, online: Bool, atMs: Int64) async {
-        guard let device = try? await catalogue.device(did) else { return }
-        await forwarding.forward([
-            ForwardedMessage(
-                kind: .presence, productKey: device.productKey, deviceName: device.deviceName, did: did, topic: "",
-                payload: ["online": .bool(online)], atMs: atMs)
-        ])
+    /// The changes, to the forwarders that take presence (a device lookup each, so only when
+    /// some forwarder does: a connect storm would otherwise read every device once more).
+    private func forwardPresence(_ changes: [Change]) async {
+        guard await forwarding.isForwarding(.presence) else { return }
+        var messages: [ForwardedMessage] = []
+        for change in changes {
+            guard let device = try? await catalogue.device(change.did) else { continue }
+            messages.append(
+                ForwardedMessage(
+                    kind: .presence, productKey: device.productKey, deviceName: device.deviceName, did: change.did, topic: "",
+                    payload: ["online": .bool(change.isOnline)], atMs: change.atMs))
+        }
+        await forwarding.forward(messages)
     }
 
     /// The device connected to another node at `atMs`: if that is after it connected here, the

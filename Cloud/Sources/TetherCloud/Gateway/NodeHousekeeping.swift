@@ -18,12 +18,30 @@ struct NodeHousekeeping: Sendable {
         try await NodeStore(database).heartbeat(nodeID, atMs: Clock.unixMilliseconds())
     }
 
-    /// Until cancelled.
+    /// Until cancelled. The heartbeat has a loop of its own: a long sweep (a dead node's
+    /// thousands of devices) or a slow query must not make this node look dead in turn.
     func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    do {
+                        try await heartbeat()
+                    } catch {
+                        guard !Task.isCancelled else { return }
+                        logger.warning("the node's heartbeat could not be written", metadata: ["error": "\(error)"])
+                    }
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+            group.addTask { await chores() }
+            await group.waitForAll()
+        }
+    }
+
+    private func chores() async {
         var tick = 0
         while !Task.isCancelled {
             do {
-                try await heartbeat()
                 let now = Clock.unixMilliseconds()
                 for expired in try await ledger.expire(now: now, answerTimeoutMs: answerTimeoutMs) {
                     await bus.publish(.command(expired.update))
@@ -42,12 +60,15 @@ struct NodeHousekeeping: Sendable {
         }
     }
 
+    /// The devices of nodes that stopped heartbeating are offline: their rows and history in
+    /// a few statements, their events in one publication.
     private func sweepDeadNodes(now: Int64) async throws {
-        for did in try await DeviceStore(database).markOfflineOnDeadNodes(atMs: now, aliveSinceMs: now - nodeTimeoutMs) {
-            try await history.log(did: did, kind: .offline, atMs: now, body: ["reason": "node gone"])
-            await bus.publish(.presence(did: did, online: false, node: nil, atMs: now))
-            await rules?.record(did: did, .offline, body: ["at": .int(now)])
-        }
+        let dids = try await DeviceStore(database).markOfflineOnDeadNodes(atMs: now, aliveSinceMs: now - nodeTimeoutMs)
+        guard !dids.isEmpty else { return }
+        logger.warning("devices of nodes that stopped heartbeating are offline", metadata: ["count": "\(dids.count)"])
+        try await DeviceHistory.log(dids.map { DeviceHistory.Entry(did: $0, kind: .offline, atMs: now, body: ["reason": "node gone"]) }, on: database)
+        await bus.publish(dids.map { .presence(did: $0, online: false, node: nil, atMs: now) })
+        for did in dids { await rules?.record(did: did, .offline, body: ["at": .int(now)]) }
     }
 
     /// Guests whose invitation limited their time lose the device when it is up.
