@@ -149,7 +149,7 @@ print(json.dumps({
     "connectMillisecondsP99": max((c["connectMillisecondsP99"] for c in connected_lines), default=None),
     "recordedOnlineAtEnd": int(online_at_end),
     "perNode": node_reports,
-    "crossNodeWriteRoundTripMicroseconds": {"p50": round_trip["p50"], "p99": round_trip["p99"], "max": round_trip["max"], "count": round_trip["count"]},
+    "crossNodeWriteRoundTripMicroseconds": {"p50": round_trip["p50"], "p99": round_trip["p99"], "max": round_trip["max"], "count": round_trip["count"], "unanswered": round_trip.get("unanswered")},
     "posts": {k: sum(d[k] for d in done) for k in ("postsAnswered", "postsRefused", "postErrors", "connectionsLost")},
     "failures": [f for d in done for f in d["failures"]][:5],
 }, indent=2))

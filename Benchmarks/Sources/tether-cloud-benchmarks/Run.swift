@@ -44,7 +44,7 @@ struct Run: AsyncParsableCommand {
 
         // A count of 0 leaves a measurement out (bench-scale.sh wants only the round trip).
         let empty = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-        let roundTrip = try await measureRoundTrips(appID: appID, device: devices[0], logger: logger)
+        let (roundTrip, unanswered) = try await measureRoundTrips(appID: appID, device: devices[0], logger: logger)
         let rrpc: Histogram<UInt64> = rrpcs > 0 ? try await measureRRPC(appID: appID, device: devices[1], logger: logger) : empty
         let invoke: Histogram<UInt64> = invokes > 0 ? try await measureInvokes(device: devices[2], logger: logger) : empty
         let posting: (stored: Int, errors: Int, latency: Histogram<UInt64>) = posters > 0 ? try await Self.measurePosts(Array(devices[1...posters]), mqtt: mqtt, duration: duration, logger: logger) : (0, 0, empty)
@@ -52,7 +52,7 @@ struct Run: AsyncParsableCommand {
         let ota: JSONValue = otaDevices > 0 ? try await measureDownloads(document["firmware"], logger: logger) : .null
 
         let report: JSONValue = [
-            "writeRoundTripMicroseconds": ["p50": .int(Int64(roundTrip.valueAtPercentile(50))), "p99": .int(Int64(roundTrip.valueAtPercentile(99))), "max": .int(Int64(roundTrip.max)), "count": .int(Int64(roundTrip.totalCount))],
+            "writeRoundTripMicroseconds": ["p50": .int(Int64(roundTrip.valueAtPercentile(50))), "p99": .int(Int64(roundTrip.valueAtPercentile(99))), "max": .int(Int64(roundTrip.max)), "count": .int(Int64(roundTrip.totalCount)), "unanswered": .int(Int64(unanswered))],
             "rrpcRoundTripMicroseconds": Self.summary(rrpc),
             "invokeRoundTripMicroseconds": Self.summary(invoke),
             "posts": ["devices": .int(Int64(posters)), "seconds": .double(duration), "stored": .int(Int64(posting.stored)), "perSecond": .double(Double(posting.stored) / duration),
@@ -70,7 +70,13 @@ struct Run: AsyncParsableCommand {
 
     // MARK: Write round trip
 
-    private func measureRoundTrips(appID: String, device: BenchDevice, logger: Logger) async throws -> Histogram<UInt64> {
+    private struct Unanswered: Error {
+        static let timedOut = Unanswered()
+    }
+
+    /// The write round trips, and how many writes got no answer within 5 s.
+    private func measureRoundTrips(appID: String, device: BenchDevice, logger: Logger) async throws -> (Histogram<UInt64>, Int) {
+        let unanswered = Locked(0)
         let session = try await registerAndBind(appID: appID, device: device)
         let histogram = Locked(Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three))
         try await AlinkDeviceClient.withClient(configuration: device.configuration(port: roundTripMqtt ?? mqtt), logger: logger) { client in
@@ -83,7 +89,7 @@ struct Run: AsyncParsableCommand {
                 }
             }
             defer { responder.cancel() }
-            let waiting = Locked<[Int: (ContinuousClock.Instant, CheckedContinuation<Void, Never>)]>([:])
+            let waiting = Locked<[Int: (ContinuousClock.Instant, AsyncPromise<Void, Unanswered>)]>([:])
             try await WebSocketClient.connect(url: "ws://127.0.0.1:\(http)/ws/app/v1", logger: logger) { inbound, outbound, _ in
                 try await outbound.write(.text(M2MFrame.login(M2MLogin(appID: appID, uid: session.uid, token: session.token, autoSubscribe: true)).encoded()))
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -92,13 +98,15 @@ struct Run: AsyncParsableCommand {
                         try await Task.sleep(for: .milliseconds(500))
                         for sn in 1...roundTrips {
                             let started = ContinuousClock.now
-                            await withCheckedContinuation { continuation in
-                                waiting.withLock { $0[sn] = (started, continuation) }
-                                Task {
-                                    try? await outbound.write(.text(M2MFrame.write(M2MWrite(
-                                        sequence: .number(Int64(sn)), did: device.did, attrs: ["Brightness": .int(Int64(sn % 101))]
-                                    )).encoded()))
-                                }
+                            let answered = AsyncPromise<Void, Unanswered>()
+                            waiting.withLock { $0[sn] = (started, answered) }
+                            try await outbound.write(.text(M2MFrame.write(M2MWrite(
+                                sequence: .number(Int64(sn)), did: device.did, attrs: ["Brightness": .int(Int64(sn % 101))]
+                            )).encoded()))
+                            // A write that is never answered is counted, not waited for forever.
+                            if case .failure = await answered.result(within: .seconds(5), otherwise: { .failure(.timedOut) }) {
+                                waiting.withLock { _ = $0.removeValue(forKey: sn) }
+                                unanswered.withLock { $0 += 1 }
                             }
                             let pause = Duration.seconds(1.0 / Double(rate)) - (ContinuousClock.now - started)
                             if pause > .zero { try await Task.sleep(for: pause) }
@@ -108,17 +116,17 @@ struct Run: AsyncParsableCommand {
                     for try await message in inbound.messages(maxSize: 1 << 20) {
                         guard case .text(let text) = message, case .notification(let notification)? = try? M2MFrame(decoding: text, maximumLength: 1 << 20),
                               let sn = notification.answering?.number,
-                              let (started, continuation) = waiting.withLock({ $0.removeValue(forKey: Int(sn)) })
+                              let (started, answered) = waiting.withLock({ $0.removeValue(forKey: Int(sn)) })
                         else { continue }
                         let elapsed = ContinuousClock.now - started
                         histogram.withLock { _ = $0.record(UInt64(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)) }
-                        continuation.resume()
+                        answered.resolve(.success(()))
                     }
                     try await group.waitForAll()
                 }
             }
         }
-        return histogram.withLock { $0 }
+        return (histogram.withLock { $0 }, unanswered.withLock { $0 })
     }
 
     private static func summary(_ histogram: Histogram<UInt64>) -> JSONValue {
