@@ -10,6 +10,6 @@ struct CloudBenchmarks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tether-cloud-benchmarks",
         abstract: "Load the cloud's device gateway and app API.",
-        subcommands: [Setup.self, Run.self, Storm.self, ScheduleBurst.self, RuleLoad.self]
+        subcommands: [Setup.self, Run.self, Storm.self, ScheduleBurst.self, RuleLoad.self, Soak.self]
     )
 }

@@ -1,3 +1,4 @@
+import Logging
 import Testing
 import TetherCore
 @testable import TetherCloud
@@ -100,6 +101,38 @@ struct PresenceBatchTests {
             let stillOnline = try await cloud.database.first("SELECT is_online FROM devices WHERE did = $1", .text(devices[0].did))?.bool("is_online")
             #expect(stillOnline == true)
             try await live.close()
+        }
+    }
+
+    @Test("a node restarted under its name after a crash clears what its previous process left online", arguments: TestEngine.allCases)
+    func restartUnderSameName(engine: TestEngine) async throws {
+        try await engine.withDatabase { database in
+            let admin = Administration(database: database)
+            let product = try await admin.createProduct(name: "p", modelFile: try DeviceFixtures.petHouse(), format: .gizwits)
+            let devices = try await admin.createDevices((0..<3).map { DeviceEntry(productKey: product.productKey, name: "left-\($0)") })
+            // The previous process (killed: no leave()) held two; another node holds the third.
+            _ = try await DeviceStore(database).markOnline(devices.prefix(2).map { DeviceStore.Sighting(did: $0.did, atMs: 1_000) }, node: "node-x")
+            _ = try await DeviceStore(database).markOnline([DeviceStore.Sighting(did: devices[2].did, atMs: 1_000)], node: "node-y")
+            // node-y is alive (else the dead-node sweep would rightly take its device too).
+            try await NodeStore(database).heartbeat("node-y", atMs: Clock.unixMilliseconds())
+            var gateway = CloudHarness.testGateway
+            gateway.nodeID = "node-x"
+            let node = DeviceGateway(
+                configuration: gateway, bindAddress: "127.0.0.1", database: database, bus: LocalClusterBus(),
+                publicAddress: PublicAddress(configuration: CloudConfiguration()), logger: Logger(label: "test"))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await node.run() }
+                try await GatewayFixtures.waitUntil("the previous process's devices offline") {
+                    try await database.first("SELECT COUNT(*) AS n FROM devices WHERE is_online = 1")?.int("n") == 1
+                }
+                group.cancelAll()
+            }
+            let other = try await database.first("SELECT is_online, online_node FROM devices WHERE did = $1", .text(devices[2].did))
+            #expect(try other?.bool("is_online") == true)
+            #expect(try other?.text("online_node") == "node-y")
+            let logged = try await database.first("SELECT COUNT(*) AS n FROM device_log WHERE kind = 'dev_offline' AND body LIKE '%gateway restarted%'")?.int(
+                "n")
+            #expect(logged == 2)
         }
     }
 }

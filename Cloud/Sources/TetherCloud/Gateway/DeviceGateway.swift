@@ -121,6 +121,7 @@ public final class DeviceGateway: Service, Sendable {
 
     public func run() async throws {
         try await housekeeping.heartbeat()
+        try await presence.forgetPreviousProcess()
         var wanted: [MQTTListener] = []
         if let port = configuration.mqttPort { wanted.append(.tcp(host: bindAddress, port: port)) }
         if let port = configuration.tlsPort, let tls = configuration.tls {

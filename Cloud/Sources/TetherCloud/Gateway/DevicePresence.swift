@@ -208,11 +208,28 @@ final class DevicePresence: Sendable {
 
     /// At shutdown: the devices this node held are offline.
     func leave() async throws {
+        try await markAllOffline(reason: "gateway stopped", take: false)
+    }
+
+    /// At start, before any device connects: what a previous process under this node's name
+    /// left online is stale. It stopped without ``leave()`` (killed, or crashed) and came back
+    /// before the other nodes thought it dead, so nobody else would ever clear those rows.
+    func forgetPreviousProcess() async throws {
+        try await markAllOffline(reason: "gateway restarted", take: true)
+    }
+
+    private func markAllOffline(reason: String, take: Bool) async throws {
         let now = Clock.unixMilliseconds()
-        let dids = try await devices.markOffline(heldBy: nodeID, atMs: now)
-        try await DeviceHistory.log(dids.map { DeviceHistory.Entry(did: $0, kind: .offline, atMs: now, body: ["reason": "gateway stopped"]) }, on: database)
+        let nodeID = self.nodeID
+        let dids = try await database.transaction { transaction in
+            let dids = try await DeviceStore(transaction).markOffline(heldBy: nodeID, atMs: now)
+            try await DeviceHistory.log(
+                dids.map { DeviceHistory.Entry(did: $0, kind: .offline, atMs: now, body: ["reason": .string(reason)]) }, on: transaction)
+            return dids
+        }
+        guard !dids.isEmpty else { return }
         metrics.presenceRecorded(online: 0, offline: dids.count)
         await bus.publish(dids.map { .presence(did: $0, online: false, node: nodeID, atMs: now) })
-        for did in dids { await rules?.record(did: did, .offline, body: ["at": .int(now)], take: false) }
+        for did in dids { await rules?.record(did: did, .offline, body: ["at": .int(now)], take: take) }
     }
 }

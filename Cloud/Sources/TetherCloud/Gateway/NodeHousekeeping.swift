@@ -63,10 +63,15 @@ struct NodeHousekeeping: Sendable {
     /// The devices of nodes that stopped heartbeating are offline: their rows and history in
     /// a few statements, their events in one publication.
     private func sweepDeadNodes(now: Int64) async throws {
-        let dids = try await DeviceStore(database).markOfflineOnDeadNodes(atMs: now, aliveSinceMs: now - nodeTimeoutMs)
+        let aliveSinceMs = now - nodeTimeoutMs
+        // The rows and their history together: a reader never sees one without the other.
+        let dids = try await database.transaction { transaction in
+            let dids = try await DeviceStore(transaction).markOfflineOnDeadNodes(atMs: now, aliveSinceMs: aliveSinceMs)
+            try await DeviceHistory.log(dids.map { DeviceHistory.Entry(did: $0, kind: .offline, atMs: now, body: ["reason": "node gone"]) }, on: transaction)
+            return dids
+        }
         guard !dids.isEmpty else { return }
         logger.warning("devices of nodes that stopped heartbeating are offline", metadata: ["count": "\(dids.count)"])
-        try await DeviceHistory.log(dids.map { DeviceHistory.Entry(did: $0, kind: .offline, atMs: now, body: ["reason": "node gone"]) }, on: database)
         await bus.publish(dids.map { .presence(did: $0, online: false, node: nil, atMs: now) })
         for did in dids { await rules?.record(did: did, .offline, body: ["at": .int(now)]) }
     }

@@ -1,0 +1,101 @@
+import TetherCloud
+import TetherCore
+
+/// The end-of-run checks of what the devices and apps recorded against the database the nodes
+/// share.
+struct SoakChecks {
+    let database: any SQLDatabase
+    let nodeNames: [String]
+
+    /// Every post answered 200 is in the device log (found by its unique `Label`).
+    struct Posts {
+        var answered200 = 0
+        var stored = 0
+        var missing: [SoakRecords.Post] = []
+    }
+
+    func posts(_ records: SoakRecords.State) async throws -> Posts {
+        var stored = Set<SoakRecords.Post>()
+        let rows = try await database.query("SELECT did, body FROM device_log WHERE kind = 'dev2app' AND body LIKE '%\"Label\"%'")
+        for row in rows {
+            guard let did = row.optionalText("did"), let body = row.optionalText("body"),
+                let label = (try? JSONValue.parse(body))?["Label"]?.stringValue
+            else { continue }
+            stored.insert(SoakRecords.Post(did: did, label: label))
+        }
+        var result = Posts(answered200: records.posts.count)
+        for post in records.posts {
+            if stored.contains(post) { result.stored += 1 } else { result.missing.append(post) }
+        }
+        return result
+    }
+
+    /// Every write the cloud accepted reached its device, or its ledger entry ended in a final
+    /// state that says so honestly; and nothing the ledger says contradicts the device.
+    struct Writes {
+        var acknowledged = 0
+        var delivered = 0
+        /// Final states of the accepted writes, by name.
+        var states: [String: Int] = [:]
+        /// Accepted, never delivered, and not in a final state: lost.
+        var lost: [String] = []
+        /// The ledger says the device answered (acknowledged, applied, rejected), and the
+        /// device never received it.
+        var claimedNotDelivered: [String] = []
+        /// The ledger says it could not be sent (failed), and the device received it.
+        var failedButDelivered: [String] = []
+        /// The device received other values than the write's.
+        var wrongValues: [String] = []
+        /// A read saw a final state that later changed.
+        var finalStateChanged: [String] = []
+        var notInLedger: [String] = []
+        /// Delivered, but not in a final state at the end (allowed by the rule, reported).
+        var deliveredNotFinal = 0
+        /// Sets the devices received that no accepted write names (their answers were lost
+        /// with a node, or resent): reported.
+        var deliveriesOfUnacknowledgedWrites = 0
+
+        var violations: Int {
+            lost.count + claimedNotDelivered.count + failedButDelivered.count + wrongValues.count + finalStateChanged.count + notInLedger.count
+        }
+    }
+
+    func writes(_ records: SoakRecords.State) async throws -> Writes {
+        var ledger: [Int64: (did: String, state: String, message: String)] = [:]
+        for row in try await database.query("SELECT id, did, state, message FROM commands") {
+            guard let id = row.optionalInt("id") else { continue }
+            ledger[id] = (row.optionalText("did") ?? "", row.optionalText("state") ?? "", row.optionalText("message") ?? "")
+        }
+        let final: Set<String> = ["applied", "rejected", "expired", "failed"]
+        var result = Writes(acknowledged: records.writes.count)
+        var acknowledgedIDs = Set<Int64>()
+        for write in records.writes {
+            acknowledgedIDs.insert(write.commandID)
+            let name = "command \(write.commandID) (\(write.label) to \(write.did), via \(nodeNames[write.node])\(write.queued ? ", queued" : ""))"
+            guard let entry = ledger[write.commandID], entry.did == write.did else {
+                result.notInLedger.append(name)
+                continue
+            }
+            result.states[entry.state, default: 0] += 1
+            let described = "\(name): ledger \(entry.state) \"\(entry.message)\""
+            let delivery = records.deliveries[write.commandID]
+            if let delivery {
+                result.delivered += 1
+                if delivery.did != write.did || delivery.label != write.label {
+                    result.wrongValues.append("\(described), device \(delivery.did) got \(delivery.label ?? "no Label")")
+                }
+                if entry.state == "failed" { result.failedButDelivered.append("\(described), received \(delivery.times)×") }
+                if !final.contains(entry.state) { result.deliveredNotFinal += 1 }
+            } else if ["acknowledged", "applied", "rejected"].contains(entry.state) {
+                result.claimedNotDelivered.append(described)
+            } else if !final.contains(entry.state) {
+                result.lost.append(described)
+            }
+            if let seen = records.finalSeen[write.commandID], seen != entry.state {
+                result.finalStateChanged.append("\(described), read as \(seen) earlier")
+            }
+        }
+        result.deliveriesOfUnacknowledgedWrites = records.deliveries.keys.filter { !acknowledgedIDs.contains($0) }.count
+        return result
+    }
+}
