@@ -57,7 +57,7 @@ final class SoakPresenceWatch: Sendable {
         let started = SoakSettings.nowMs()
         let rows: [SQLRow]
         do {
-            rows = try await database.query("SELECT did, is_online, online_node, online_changed_ms FROM devices")
+            rows = try await database.query("SELECT did, is_online, online_node, connection_started_ms FROM devices")
         } catch {
             state.withLock { $0.failedSamples += 1 }
             return
@@ -72,10 +72,10 @@ final class SoakPresenceWatch: Sendable {
                 seen.append(
                     Violation(
                         did: did, device: device.index, silentMs: started - truth.lastContactMs, sampledMs: started,
-                        onlineNode: row.optionalText("online_node") ?? "", onlineChangedMs: row.optionalInt("online_changed_ms") ?? 0,
+                        onlineNode: row.optionalText("online_node") ?? "", onlineChangedMs: row.optionalInt("connection_started_ms") ?? 0,
                         story: "\(truth.story); last fault: \(truth.lastFault)"))
             } else if !online, truth.up, started - truth.upSinceMs > 10_000 {
-                let changed = row.optionalInt("online_changed_ms") ?? 0
+                let changed = row.optionalInt("connection_started_ms") ?? 0
                 offline.append(
                     (
                         did,

@@ -20,15 +20,17 @@ struct PresenceBatchTests {
             #expect(try await store.markOnline([DeviceStore.Sighting(did: dids[0], atMs: 500)], node: "b").isEmpty)
             #expect(try await store.markOnline([DeviceStore.Sighting(did: dids[1], atMs: 1_500)], node: "b") == [dids[1]])
             // Node a no longer holds dids[1]: its disconnection does not take the device offline.
-            let offline = try await store.markOffline(dids.map { DeviceStore.Sighting(did: $0, atMs: 2_000) }, node: "a", perStatement: 7)
+            let offline = try await store.markOffline(
+                dids.map { DeviceStore.Sighting(did: $0, atMs: 2_000, connectedAtMs: 1_000) }, node: "a", perStatement: 7)
             #expect(offline == Set(dids).subtracting([dids[1]]))
-            let rows = try await database.query("SELECT did, is_online, online_node, online_changed_ms, activated_ms FROM devices")
+            let rows = try await database.query("SELECT did, is_online, online_node, connection_started_ms, activated_ms FROM devices")
             for row in rows {
                 let did = try row.text("did")
                 #expect(try row.bool("is_online") == (did == dids[1]), "\(did)")
-                #expect(try row.int("online_changed_ms") == (did == dids[1] ? 1_500 : 2_000))
+                #expect(try row.int("connection_started_ms") == (did == dids[1] ? 1_500 : 1_000))
                 #expect(try row.int("activated_ms") == 1_000)
             }
+            // A node that does not know the connection's start ends whichever it held.
             #expect(try await store.markOffline([DeviceStore.Sighting(did: dids[1], atMs: 2_000)], node: "b") == [dids[1]])
             // The coalesced credential lookup: every name asked for that exists, nothing else.
             let found = try await store.credentials(productKey: product.productKey, deviceNames: created.prefix(5).map(\.deviceName) + ["nobody"])
@@ -36,6 +38,54 @@ struct PresenceBatchTests {
             #expect(found[created[0].deviceName]?.deviceSecret == created[0].deviceSecret)
             #expect(try await store.credentials(productKey: "other", deviceNames: [created[0].deviceName]).isEmpty)
         }
+    }
+
+    @Test(
+        "an offline ends only the connection it belongs to, whichever node writes first; a node thought dead takes back what is still its own",
+        arguments: TestEngine.allCases)
+    func connectionScoped(engine: TestEngine) async throws {
+        try await engine.withDatabase { database in
+            let admin = Administration(database: database)
+            let product = try await admin.createProduct(name: "p", modelFile: try DeviceFixtures.petHouse(), format: .gizwits)
+            let dids = try await admin.createDevices((0..<5).map { DeviceEntry(productKey: product.productKey, name: "moved-\($0)") }).map(\.did)
+            let store = DeviceStore(database)
+            func row(_ did: String) async throws -> (online: Bool, node: String?) {
+                let row = try await database.first("SELECT is_online, online_node FROM devices WHERE did = $1", .text(did))
+                return (try row?.bool("is_online") ?? false, row?.optionalText("online_node"))
+            }
+            _ = try await store.markOnline(dids.map { DeviceStore.Sighting(did: $0, atMs: 1_000) }, node: "a")
+            // Device 0 moves to b at 1.5 s; a's connection closes at 2 s. b writes first.
+            _ = try await store.markOnline([DeviceStore.Sighting(did: dids[0], atMs: 1_500)], node: "b")
+            #expect(try await store.markOffline([DeviceStore.Sighting(did: dids[0], atMs: 2_000, connectedAtMs: 1_000)], node: "a").isEmpty)
+            #expect(try await row(dids[0]) == (true, "b"))
+            // Device 1 makes the same move, but a writes first: its later end time must not win.
+            #expect(try await store.markOffline([DeviceStore.Sighting(did: dids[1], atMs: 2_000, connectedAtMs: 1_000)], node: "a") == [dids[1]])
+            #expect(try await store.markOnline([DeviceStore.Sighting(did: dids[1], atMs: 1_500)], node: "b") == [dids[1]])
+            #expect(try await row(dids[1]) == (true, "b"))
+            // Node a looked dead: its devices 2, 3, 4 are swept (held by nobody). Device 3 then
+            // connects to b; device 4's connection on a ends normally.
+            try await NodeStore(database).heartbeat("b", atMs: Clock.unixMilliseconds())
+            #expect(Set(try await store.markOfflineOnDeadNodes(aliveSinceMs: Clock.unixMilliseconds() - 60_000)) == Set(dids[2...]))
+            _ = try await store.markOnline([DeviceStore.Sighting(did: dids[3], atMs: 3_000)], node: "b")
+            // a was alive: it takes back device 2 only. Device 3 has moved; device 4's
+            // connection is gone from a's own list, so a does not ask for it.
+            let reclaimed = try await store.reclaim(
+                [DeviceStore.Sighting(did: dids[2], atMs: 1_000), DeviceStore.Sighting(did: dids[3], atMs: 1_000)], node: "a")
+            #expect(reclaimed == [dids[2]])
+            #expect(try await row(dids[2]) == (true, "a"))
+            #expect(try await row(dids[3]) == (true, "b"))
+            #expect(try await row(dids[4]) == (false, nil))
+            // Device 2's connection on a then ends: it is a's, so it goes offline.
+            #expect(try await store.markOffline([DeviceStore.Sighting(did: dids[2], atMs: 4_000, connectedAtMs: 1_000)], node: "a") == [dids[2]])
+            // A normal offline is never reclaimed: the row still names its node.
+            #expect(try await store.reclaim([DeviceStore.Sighting(did: dids[2], atMs: 1_000)], node: "a").isEmpty)
+        }
+    }
+
+    @Test("a node whose heartbeat was late by half the liveness timeout checks what was swept")
+    func lateHeartbeat() {
+        #expect(!NodeHousekeeping.mayHaveLookedDead(lastWrittenMs: 10_000, nowMs: 11_200, nodeTimeoutMs: 15_000))
+        #expect(NodeHousekeeping.mayHaveLookedDead(lastWrittenMs: 10_000, nowMs: 18_000, nodeTimeoutMs: 15_000))
     }
 
     @Test("rounds keep each device's changes in order, and no device twice in a round")
@@ -100,7 +150,16 @@ struct PresenceBatchTests {
             #expect(try await count("SELECT COUNT(*) AS n FROM device_log WHERE kind = 'dev_offline' AND body LIKE '%node gone%'") == 39)
             let stillOnline = try await cloud.database.first("SELECT is_online FROM devices WHERE did = $1", .text(devices[0].did))?.bool("is_online")
             #expect(stillOnline == true)
+            // This node itself looked dead to someone: its connected device is taken back.
+            #expect(try await DeviceStore(cloud.database).markOfflineOnDeadNodes(aliveSinceMs: .max) == [devices[0].did])
+            try await cloud.node.gateway!.presence.reclaim()
+            let reclaimed = try await cloud.database.first("SELECT is_online FROM devices WHERE did = $1", .text(devices[0].did))?.bool("is_online")
+            #expect(reclaimed == true)
+            #expect(try await count("SELECT COUNT(*) AS n FROM device_log WHERE kind = 'dev_online' AND body LIKE '%node back%'") == 1)
             try await live.close()
+            try await GatewayFixtures.waitUntil("the live device offline once it leaves") {
+                try await count("SELECT COUNT(*) AS n FROM devices WHERE is_online = 1") == 0
+            }
         }
     }
 

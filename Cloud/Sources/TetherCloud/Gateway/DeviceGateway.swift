@@ -110,7 +110,8 @@ public final class DeviceGateway: Service, Sendable {
         registration = DeviceSelfRegistration(broker: broker, database: database, logger: logger)
         housekeeping = NodeHousekeeping(
             nodeID: configuration.nodeID, database: database, ledger: ledger, history: history, bus: bus,
-            answerTimeoutMs: answerTimeoutMs, nodeTimeoutMs: configuration.nodeTimeoutSeconds * 1000, rules: rules, logger: logger
+            answerTimeoutMs: answerTimeoutMs, nodeTimeoutMs: configuration.nodeTimeoutSeconds * 1000, rules: rules,
+            reclaim: { [presence] in try await presence.reclaim() }, logger: logger
         )
     }
 

@@ -90,6 +90,8 @@ final class DevicePresence: Sendable {
         var did: String
         var atMs: Int64
         var kind: Kind
+        /// For an offline: when the connection it ends started here (filled in when recorded).
+        var connectedAtMs: Int64?
 
         var isOnline: Bool {
             if case .online = kind { return true }
@@ -120,9 +122,11 @@ final class DevicePresence: Sendable {
     /// notices, and the commands waiting for devices that came online.
     private func recordThrowing(_ changes: [Change]) async throws {
         guard !changes.isEmpty else { return }
-        localConnections.withLock { connections in
-            for change in changes {
-                if change.isOnline { connections[change.did] = change.atMs } else { connections.removeValue(forKey: change.did) }
+        let changes = localConnections.withLock { connections in
+            changes.map { change in
+                var change = change
+                if change.isOnline { connections[change.did] = change.atMs } else { change.connectedAtMs = connections.removeValue(forKey: change.did) }
+                return change
             }
         }
         let nodeID = self.nodeID
@@ -138,7 +142,7 @@ final class DevicePresence: Sendable {
                         return DeviceStore.Sighting(did: change.did, atMs: change.atMs, remoteAddress: address)
                     }, node: nodeID)
                 let offline = try await devices.markOffline(
-                    round.filter { !$0.isOnline }.map { DeviceStore.Sighting(did: $0.did, atMs: $0.atMs) }, node: nodeID)
+                    round.filter { !$0.isOnline }.map { DeviceStore.Sighting(did: $0.did, atMs: $0.atMs, connectedAtMs: $0.connectedAtMs) }, node: nodeID)
                 let changed = round.filter { $0.isOnline ? online.contains($0.did) : offline.contains($0.did) }
                 try await DeviceHistory.log(
                     changed.map { change in
@@ -151,6 +155,12 @@ final class DevicePresence: Sendable {
             }
             return recorded
         }
+        try await announce(recorded)
+    }
+
+    /// Recorded changes, to the cluster, forwarding, rules and notices; then the commands
+    /// waiting for devices that came online.
+    private func announce(_ recorded: [Change]) async throws {
         let cameOnline = recorded.filter(\.isOnline).map(\.did)
         metrics.presenceRecorded(online: cameOnline.count, offline: recorded.count - cameOnline.count)
         guard !recorded.isEmpty else { return }
@@ -206,6 +216,26 @@ final class DevicePresence: Sendable {
         }
     }
 
+    /// After this node looked dead to the others (its heartbeat was late): the devices they
+    /// swept offline that are still connected here are online again, unless they have
+    /// connected elsewhere since. A connection that ended meanwhile ends again when its offline
+    /// is recorded: the row then names this node and that connection.
+    func reclaim() async throws {
+        let held = localConnections.withLock { $0.map { DeviceStore.Sighting(did: $0.key, atMs: $0.value) } }
+        guard !held.isEmpty else { return }
+        let now = Clock.unixMilliseconds()
+        let nodeID = self.nodeID
+        let reclaimed = try await database.transaction { transaction in
+            let dids = try await DeviceStore(transaction).reclaim(held, node: nodeID)
+            try await DeviceHistory.log(
+                dids.map { DeviceHistory.Entry(did: $0, kind: .online, atMs: now, body: ["reason": "node back"]) }, on: transaction)
+            return dids
+        }
+        guard !reclaimed.isEmpty else { return }
+        logger.warning("devices swept offline while this node looked dead are online again", metadata: ["count": "\(reclaimed.count)"])
+        try await announce(reclaimed.map { Change(did: $0, atMs: now, kind: .online(remoteAddress: "")) })
+    }
+
     /// At shutdown: the devices this node held are offline.
     func leave() async throws {
         try await markAllOffline(reason: "gateway stopped", take: false)
@@ -222,7 +252,7 @@ final class DevicePresence: Sendable {
         let now = Clock.unixMilliseconds()
         let nodeID = self.nodeID
         let dids = try await database.transaction { transaction in
-            let dids = try await DeviceStore(transaction).markOffline(heldBy: nodeID, atMs: now)
+            let dids = try await DeviceStore(transaction).markOffline(heldBy: nodeID)
             try await DeviceHistory.log(
                 dids.map { DeviceHistory.Entry(did: $0, kind: .offline, atMs: now, body: ["reason": .string(reason)]) }, on: transaction)
             return dids

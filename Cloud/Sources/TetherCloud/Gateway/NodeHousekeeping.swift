@@ -12,10 +12,17 @@ struct NodeHousekeeping: Sendable {
     let answerTimeoutMs: Int64
     let nodeTimeoutMs: Int64
     let rules: RuleEngine?
+    /// After a heartbeat late enough for the others to have thought this node dead: takes back
+    /// the devices they swept offline while still connected here.
+    let reclaim: @Sendable () async throws -> Void
     let logger: Logger
 
-    func heartbeat() async throws {
-        try await NodeStore(database).heartbeat(nodeID, atMs: Clock.unixMilliseconds())
+    /// Writes the heartbeat; the time written.
+    @discardableResult
+    func heartbeat() async throws -> Int64 {
+        let now = Clock.unixMilliseconds()
+        try await NodeStore(database).heartbeat(nodeID, atMs: now)
+        return now
     }
 
     /// Until cancelled. The heartbeat has a loop of its own: a long sweep (a dead node's
@@ -23,9 +30,16 @@ struct NodeHousekeeping: Sendable {
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
+                var lastWrittenMs = Clock.unixMilliseconds()
                 while !Task.isCancelled {
                     do {
-                        try await heartbeat()
+                        let written = try await heartbeat()
+                        // The others saw `lastWrittenMs` until now: long enough, and they may
+                        // have swept this node's devices. (Half the timeout: clocks differ.)
+                        if Self.mayHaveLookedDead(lastWrittenMs: lastWrittenMs, nowMs: Clock.unixMilliseconds(), nodeTimeoutMs: nodeTimeoutMs) {
+                            try await reclaim()
+                        }
+                        lastWrittenMs = written
                     } catch {
                         guard !Task.isCancelled else { return }
                         logger.warning("the node's heartbeat could not be written", metadata: ["error": "\(error)"])
@@ -60,13 +74,19 @@ struct NodeHousekeeping: Sendable {
         }
     }
 
+    /// Whether the others, seeing a heartbeat written at `lastWrittenMs` until `nowMs`, may
+    /// have declared this node dead.
+    static func mayHaveLookedDead(lastWrittenMs: Int64, nowMs: Int64, nodeTimeoutMs: Int64) -> Bool {
+        nowMs - lastWrittenMs > nodeTimeoutMs / 2
+    }
+
     /// The devices of nodes that stopped heartbeating are offline: their rows and history in
     /// a few statements, their events in one publication.
     private func sweepDeadNodes(now: Int64) async throws {
         let aliveSinceMs = now - nodeTimeoutMs
         // The rows and their history together: a reader never sees one without the other.
         let dids = try await database.transaction { transaction in
-            let dids = try await DeviceStore(transaction).markOfflineOnDeadNodes(atMs: now, aliveSinceMs: aliveSinceMs)
+            let dids = try await DeviceStore(transaction).markOfflineOnDeadNodes(aliveSinceMs: aliveSinceMs)
             try await DeviceHistory.log(dids.map { DeviceHistory.Entry(did: $0, kind: .offline, atMs: now, body: ["reason": "node gone"]) }, on: transaction)
             return dids
         }

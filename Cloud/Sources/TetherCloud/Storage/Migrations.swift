@@ -29,6 +29,7 @@ public enum Migrations {
         Migration(version: 17, name: "groups of devices", statements: Schema.version17),
         Migration(version: 18, name: "scenes and automation runs", statements: Schema.version18),
         Migration(version: 19, name: "linkage rules and their events", statements: Schema.version19),
+        Migration(version: 20, name: "presence by connection", statements: Schema.version20),
     ]
 
     /// The newest schema version this build knows.
