@@ -202,6 +202,29 @@ struct MQTTClientScriptedTests {
         await server.close()
     }
 
+    @Test("a PINGREQ left unanswered closes the connection as dead, after the ping timeout and not before")
+    func pingTimeout() async throws {
+        let server = try await ScriptedMQTTServer()
+        var configuration = MQTTClientConfiguration(host: "127.0.0.1", port: server.port, keepAlive: 1, pingTimeout: .seconds(2))
+        configuration.reconnect = nil
+        try await MQTTClient.withClient(configuration: configuration) { client in
+            let events = client.events()
+            #expect(await eventually { server.packets.contains(.pingreq) })
+            let pinged = ContinuousClock.now
+            var ending: MQTTError?
+            for await event in events {
+                if case .disconnected(let error) = event {
+                    ending = error
+                    break
+                }
+            }
+            #expect(ending?.code == .timeout)
+            // A lower bound only: the PINGREQ was seen after it arrived, never before.
+            #expect(ContinuousClock.now - pinged >= .seconds(1), "not closed before the ping timeout")
+        }
+        await server.close()
+    }
+
     @Test("the in-flight window bounds unacknowledged publications; acknowledgements open it")
     func inflightWindow() async throws {
         let server = try await ScriptedMQTTServer()

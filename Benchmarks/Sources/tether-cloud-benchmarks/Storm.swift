@@ -35,6 +35,9 @@ struct Storm: AsyncParsableCommand {
         var answered = 0
         var refused = 0
         var postErrors = 0
+        /// Why connections ended while held, by the client's error code ("closed" when the
+        /// broker closed it): tells a broker too busy to answer PINGREQ from one that drops.
+        var closes: [String: Int] = [:]
         var failures: [String] = []
     }
 
@@ -90,7 +93,11 @@ struct Storm: AsyncParsableCommand {
                                 slots.withLock { $0 += 1 }
                                 settle { _ in }
                                 _ = await allSettled.result(ifCancelled: { .success(()) })
-                                try await Self.stay(client, index: index, postInterval: postInterval, hold: hold, counters: counters)
+                                try await withThrowingTaskGroup(of: Void.self) { watch in
+                                    watch.addTask { await Self.countCloses(client, counters: counters) }
+                                    try await Self.stay(client, index: index, postInterval: postInterval, hold: hold, counters: counters)
+                                    watch.cancelAll()
+                                }
                             }
                             return
                         } catch {
@@ -122,9 +129,20 @@ struct Storm: AsyncParsableCommand {
         let end: JSONValue = [
             "phase": "done", "devices": .int(Int64(total)), "postsAnswered": .int(Int64(final.answered)), "postsRefused": .int(Int64(final.refused)),
             "postErrors": .int(Int64(final.postErrors)), "connectionsLost": .int(Int64(final.lost)),
+            "connectionsClosedBy": .object(
+                final.closes.sorted { $0.key < $1.key }.reduce(into: JSONObject()) { object, close in object[close.key] = .int(Int64(close.value)) }),
             "failures": .array(final.failures.map(JSONValue.string)),
         ]
         print(end.serialized())
+    }
+
+    /// Counts the ends of `client`'s connections by cause until cancelled.
+    private static func countCloses(_ client: AlinkDeviceClient, counters: Locked<Counters>) async {
+        for await event in client.mqtt.events() {
+            guard case .disconnected(let error) = event else { continue }
+            let cause = error.map { "\($0.code)" } ?? "closed"
+            counters.withLock { $0.closes[cause, default: 0] += 1 }
+        }
     }
 
     /// Stays connected, posting a report every `postInterval` seconds (the fleet's reports

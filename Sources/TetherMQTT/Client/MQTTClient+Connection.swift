@@ -46,7 +46,7 @@ extension MQTTClient {
     private func openChannel() async throws(MQTTError) -> any Channel {
         let configuration = self.configuration
         let keepAlive = configuration.keepAlive
-        let pingTimeout = TimeAmount.seconds(Int64(max(1, min(Int(keepAlive), 10))))
+        let pingTimeout = TimeAmount(configuration.effectivePingTimeout)
         let readiness = ChannelFutureBox()
         let client = self
         do {

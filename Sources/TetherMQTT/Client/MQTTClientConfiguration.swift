@@ -16,6 +16,11 @@ public struct MQTTClientConfiguration: Sendable {
     public var sessionExpiry: UInt32
     /// Seconds without sending after which the client sends PINGREQ; 0 turns keep-alive off.
     public var keepAlive: UInt16
+    /// How long the client waits for PINGRESP before it closes the connection as dead (and
+    /// reconnects). Nil, the default, waits the keep-alive, as Paho does: a broker busy for
+    /// seconds (a connect storm) is not a dead link, and closing would only add to its load.
+    /// Set it shorter to notice a dead link sooner.
+    public var pingTimeout: Duration?
     /// The user name sent in CONNECT, unless ``MQTTClientConfiguration/credentials`` gives one.
     public var username: String?
     /// Never logged.
@@ -54,6 +59,7 @@ public struct MQTTClientConfiguration: Sendable {
         cleanStart: Bool = true,
         sessionExpiry: UInt32 = 0,
         keepAlive: UInt16 = 60,
+        pingTimeout: Duration? = nil,
         username: String? = nil,
         password: [UInt8]? = nil,
         will: MQTTWill? = nil,
@@ -73,6 +79,7 @@ public struct MQTTClientConfiguration: Sendable {
         self.cleanStart = cleanStart
         self.sessionExpiry = sessionExpiry
         self.keepAlive = keepAlive
+        self.pingTimeout = pingTimeout
         self.username = username
         self.password = password
         self.will = will
@@ -84,6 +91,11 @@ public struct MQTTClientConfiguration: Sendable {
         self.reconnect = reconnect
         self.maximumPacketSize = maximumPacketSize
         self.credentials = credentials
+    }
+
+    /// The wait for PINGRESP: ``pingTimeout``, or the keep-alive; at least a second.
+    var effectivePingTimeout: Duration {
+        max(pingTimeout ?? .seconds(Int(keepAlive)), .seconds(1))
     }
 
     func reconnectDelay(attempt: Int) -> Duration? {
