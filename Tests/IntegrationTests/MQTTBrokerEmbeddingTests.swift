@@ -27,9 +27,26 @@ final class GatewayLikeHooks: MQTTBrokerHooks {
     }
 }
 
+/// Hooks whose server-side subscriptions are templates: each device gets `dev/{home}/{name}/…`.
+struct TemplateHooks: MQTTBrokerHooks {
+    func authenticate(_ request: MQTTConnectRequest) async -> MQTTAuthentication {
+        guard let username = request.username else { return .refused(.badUserNameOrPassword) }
+        return .accepted(MQTTPrincipal(clientID: "device:" + username, username: username))
+    }
+
+    var serverSideTemplates: [MQTTTopicSubscription] {
+        ["dev/{}/{}/set/+", "dev/{}/{}/config"].map { MQTTTopicSubscription(filter: $0, qos: .atLeastOnce, noLocal: true) }
+    }
+
+    func serverSideScope(for principal: MQTTPrincipal) -> [String]? {
+        guard let username = principal.username, username != "plain" else { return nil }
+        return ["home", username]
+    }
+}
+
 @Suite("Embedding the MQTT broker: identity, presence, server-side subscriptions", .timeLimit(.minutes(1)))
 struct MQTTBrokerEmbeddingTests {
-    func withBroker(_ hooks: GatewayLikeHooks, _ body: (MQTTBroker, Int) async throws -> Void) async throws {
+    func withBroker(_ hooks: any MQTTBrokerHooks, _ body: (MQTTBroker, Int) async throws -> Void) async throws {
         let broker = MQTTBroker(hooks: hooks)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await broker.run(listeners: [.tcp(host: "127.0.0.1", port: 0)]) }
@@ -68,12 +85,39 @@ struct MQTTBrokerEmbeddingTests {
     func serverSide() async throws {
         let hooks = GatewayLikeHooks()
         try await withBroker(hooks) { broker, port in
+            broker.publish(MQTTMessage(topic: "down/lamp/config", payload: "retained", qos: .atLeastOnce, retain: true))
             try await MQTTClient.withClient(configuration: configuration(port, clientID: "c", username: "lamp")) { client in
                 let messages = client.messages()
                 try await client.publish(MQTTMessage(topic: "down/lamp/own", payload: "echo?", qos: .atLeastOnce))
                 broker.publish(MQTTMessage(topic: "down/lamp/set", payload: "on", qos: .atLeastOnce))
-                let received = await MQTTClientMosquittoTests.collect(1, from: messages, timeout: .seconds(2))
-                #expect(received.map(\.topic) == ["down/lamp/set"])
+                // The retained message once: it is not yet in flight when the session resumes.
+                let received = await MQTTClientMosquittoTests.collect(2, from: messages, timeout: .seconds(2))
+                #expect(received.map(\.topic) == ["down/lamp/config", "down/lamp/set"])
+            }
+        }
+    }
+
+    @Test("template server-side subscriptions: each client gets its own topics and the retained ones, never another's or its own echo; gone with the session")
+    func templates() async throws {
+        try await withBroker(TemplateHooks()) { broker, port in
+            broker.publish(MQTTMessage(topic: "dev/home/fan/config", payload: "retained", qos: .atLeastOnce, retain: true))
+            try await MQTTClient.withClient(configuration: configuration(port, clientID: "l", username: "lamp")) { lamp in
+                let lampMessages = lamp.messages()
+                try await MQTTClient.withClient(configuration: configuration(port, clientID: "f", username: "fan")) { fan in
+                    let fanMessages = fan.messages()
+                    try await lamp.publish(MQTTMessage(topic: "dev/home/lamp/set/power", payload: "echo?", qos: .atLeastOnce))
+                    #expect(broker.publish(MQTTMessage(topic: "dev/home/lamp/set/power", payload: "on", qos: .atLeastOnce)) == 1)
+                    #expect(broker.publish(MQTTMessage(topic: "dev/home/fan/set/speed", payload: "2", qos: .atLeastOnce)) == 1)
+                    #expect(broker.publish(MQTTMessage(topic: "dev/home/lamp/other", payload: "no", qos: .atLeastOnce)) == 0)
+                    #expect(await MQTTClientMosquittoTests.collect(1, from: lampMessages, timeout: .seconds(2)).map(\.payloadString) == ["on"])
+                    let fanGot = await MQTTClientMosquittoTests.collect(2, from: fanMessages, timeout: .seconds(2)).map { "\($0.topic) \($0.payloadString) \($0.retain)" }
+                    #expect(fanGot == ["dev/home/fan/config retained true", "dev/home/fan/set/speed 2 false"])
+                }
+                try await waitUntil { broker.sessionCount == 1 }
+                #expect(broker.publish(MQTTMessage(topic: "dev/home/fan/set/speed", payload: "3", qos: .atLeastOnce)) == 0, "the fan's session ended")
+                try await MQTTClient.withClient(configuration: configuration(port, clientID: "p", username: "plain")) { _ in
+                    #expect(broker.publish(MQTTMessage(topic: "dev/home/plain/set/x", payload: "x", qos: .atLeastOnce)) == 0, "no scope, no templates")
+                }
             }
         }
     }

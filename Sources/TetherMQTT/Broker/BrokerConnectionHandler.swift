@@ -331,12 +331,17 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         write([.connack(MQTTConnAck(sessionPresent: opened.sessionPresent, reasonCode: .success, properties: properties))])
         core.hooks.clientConnected(principal, remoteAddress: remoteAddress)
         core.events.yield(.clientConnected(principal, remoteAddress: remoteAddress, sessionPresent: opened.sessionPresent))
+        // What a resumed session had in flight goes first; and the retained messages of the
+        // server-side subscriptions must not be in flight yet, or they would be resent as such.
+        write(core.resume(opened.session))
         let serverSide = core.hooks.serverSideSubscriptions(for: principal)
         if !serverSide.isEmpty {
             let (_, retained) = core.subscribe(opened.session, serverSide, identifier: nil)
             enqueue(retained)
         }
-        write(core.resume(opened.session))
+        if let scope = core.hooks.serverSideScope(for: principal) {
+            enqueue(core.bindScope(opened.session, scope))
+        }
         for packet in pending {
             guard state.isConnected else { break }
             receive(packet)

@@ -37,6 +37,10 @@ final class BrokerCore: Sendable {
         self.checksDeliveries = hooks.checksDeliveries
         self.persistence = persistence
         self.logger = logger
+        let templates = hooks.serverSideTemplates
+        if !templates.isEmpty {
+            state.withLockedValue { $0.tree.setTemplates(templates, maximumQoS: configuration.maximumQoS) }
+        }
     }
 
     // MARK: Sessions
@@ -180,8 +184,9 @@ final class BrokerCore: Sendable {
     }
 
     private static func removeSubscriptions(of session: BrokerSession, from state: inout State) {
-        let filters = session.lock.withLock { session.subscriptions.filters }
+        let (filters, scopeKey) = session.lock.withLock { (session.subscriptions.filters, session.scopeKey) }
         for filter in filters { state.tree.remove(SessionKey(session: session), filter: filter) }
+        if let scopeKey { state.tree.unbind(SessionKey(session: session), scope: scopeKey) }
     }
 
     /// Restores stored sessions and retained messages (at start-up).
@@ -231,19 +236,47 @@ final class BrokerCore: Sendable {
             let sendRetained =
                 !shared && (subscription.retainHandling == .sendOnSubscribe || (subscription.retainHandling == .sendOnNewSubscribe && !existed && isNew))
             if sendRetained {
-                let matching = state.withLockedValue { state in
-                    state.retained.values.filter { MQTTTopic.matches(filter: subscription.filter, topic: $0.topic) }
-                }
-                for var message in matching.sorted(by: { $0.topic < $1.topic }) {
-                    if checksDeliveries, !hooks.authorizeDelivery(principal, topic: message.topic) { continue }
-                    message.qos = min(message.qos, subscription.qos)
-                    message.retain = true
-                    retained.append(PendingMessage(message: message, deadline: nil, subscriptionIdentifiers: identifier.map { [$0] } ?? []))
-                }
+                retained += retainedMessages(matching: subscription.filter, qos: subscription.qos, identifier: identifier, for: principal)
             }
         }
         if changed { saveIfPersistent(session) }
         return (codes, retained)
+    }
+
+    /// The session holds the server-side templates under `scope` (its values) from now on;
+    /// returns the retained messages they match. Nothing when the broker has no templates or
+    /// the values cannot stand in a topic.
+    func bindScope(_ session: BrokerSession, _ scope: [String]) -> [PendingMessage] {
+        let key = SessionKey(session: session)
+        let bound = state.withLockedValue { state -> (scope: String, filters: [(filter: String, qos: MQTTQoS)])? in
+            guard let scope = state.tree.scoped.key(scope) else { return nil }
+            let previous = session.lock.withLock { () -> String? in
+                defer { session.scopeKey = scope }
+                return session.scopeKey
+            }
+            if let previous, previous != scope { state.tree.unbind(key, scope: previous) }
+            state.tree.bind(key, scope: scope)
+            // The concrete filters only matter for retained messages, which a gateway rarely has.
+            return (scope, state.retained.isEmpty ? [] : state.tree.scoped.filters(key: scope).map { ($0.filter, $0.entry.qos) })
+        }
+        guard let bound, !bound.filters.isEmpty else { return [] }
+        let principal = session.lock.withLock { session.principal }
+        return bound.filters.flatMap { retainedMessages(matching: $0.filter, qos: $0.qos, identifier: nil, for: principal) }
+    }
+
+    /// The retained messages a new subscription to `filter` gets.
+    private func retainedMessages(matching filter: String, qos: MQTTQoS, identifier: Int?, for principal: MQTTPrincipal) -> [PendingMessage] {
+        let matching = state.withLockedValue { state in
+            state.retained.values.filter { MQTTTopic.matches(filter: filter, topic: $0.topic) }
+        }
+        var retained: [PendingMessage] = []
+        for var message in matching.sorted(by: { $0.topic < $1.topic }) {
+            if checksDeliveries, !hooks.authorizeDelivery(principal, topic: message.topic) { continue }
+            message.qos = min(message.qos, qos)
+            message.retain = true
+            retained.append(PendingMessage(message: message, deadline: nil, subscriptionIdentifiers: identifier.map { [$0] } ?? []))
+        }
+        return retained
     }
 
     func unsubscribe(_ session: BrokerSession, _ filters: [String]) -> [MQTTReasonCode] {

@@ -30,6 +30,8 @@ final class BrokerSession: @unchecked Sendable {
     var connection: BrokerConnectionReference?
     /// Full filters (with `$share/…`) → options and identifier.
     var subscriptions = SessionSubscriptions()
+    /// The scope under which the session holds the server-side templates, if it does.
+    var scopeKey: String?
     var queue = Deque<PendingMessage>()
     var inflight: [UInt16: InflightMessage] = [:]
     var inflightOrder = Deque<UInt16>()

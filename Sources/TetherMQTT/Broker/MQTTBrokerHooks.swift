@@ -64,6 +64,17 @@ public protocol MQTTBrokerHooks: Sendable {
     /// set No Local whatever the protocol version, so that a client's own replies are not
     /// echoed back to it.
     func serverSideSubscriptions(for principal: MQTTPrincipal) -> [MQTTTopicSubscription]
+    /// Server-side subscriptions that many clients hold up to a few levels of their own (a
+    /// gateway's `/sys/{product}/{device}/…` for every device), kept once for all of them rather
+    /// than once per client: filters in which a level `{}` stands for the client's next value
+    /// (``serverSideScope(for:)``). Read once, when the broker is built; every template takes
+    /// the same number of values. Like ``serverSideSubscriptions(for:)`` they may set No Local.
+    /// A client cannot UNSUBSCRIBE them, and they are not stored with a persistent session: it
+    /// gets them back when its client connects.
+    var serverSideTemplates: [MQTTTopicSubscription] { get }
+    /// The values a client's ``serverSideTemplates`` take, in order (a device's product key and
+    /// name); nil gives it none. A value must be a topic level without wildcards.
+    func serverSideScope(for principal: MQTTPrincipal) -> [String]?
     /// A client completed CONNECT. Called on the connection's event loop, before the broker
     /// reads the client's next packet, and before ``clientDisconnected(_:reason:)`` of the same
     /// connection: return quickly and never block.
@@ -89,6 +100,10 @@ extension MQTTBrokerHooks {
     public func authorizeDelivery(_ principal: MQTTPrincipal, topic: String) -> Bool { true }
     /// No subscriptions beyond those the client asks for.
     public func serverSideSubscriptions(for principal: MQTTPrincipal) -> [MQTTTopicSubscription] { [] }
+    /// No templates.
+    public var serverSideTemplates: [MQTTTopicSubscription] { [] }
+    /// No scope.
+    public func serverSideScope(for principal: MQTTPrincipal) -> [String]? { nil }
     /// Does nothing.
     public func clientConnected(_ principal: MQTTPrincipal, remoteAddress: String) {}
     /// Does nothing.

@@ -73,10 +73,37 @@ struct TopicTree<Subscriber: Hashable> {
 
     private var root = Node()
     private(set) var count = 0
+    /// Server-side subscriptions held by many subscribers up to their own values.
+    private(set) var scoped = ScopedSubscriptions<Subscriber>(templates: [])
     /// Matches by topic, for topics matched by no shared group (those rotate): devices publish to
     /// the same few topics over and over. Cleared by every subscription change.
     private var cache: [String: [Match]] = [:]
     private static var cacheLimit: Int { 16_384 }
+
+    /// The templates subscribers bind to with ``bind(_:scope:)``; set before any binds.
+    mutating func setTemplates(_ templates: [MQTTTopicSubscription], maximumQoS: MQTTQoS) {
+        cache.removeAll(keepingCapacity: true)
+        scoped = ScopedSubscriptions(templates: templates, maximumQoS: maximumQoS)
+    }
+
+    /// `subscriber` holds every template under `key` (``ScopedSubscriptions/key(_:)``).
+    /// Returns true when it is new.
+    @discardableResult
+    mutating func bind(_ subscriber: Subscriber, scope key: String) -> Bool {
+        cache.removeAll(keepingCapacity: true)
+        let isNew = scoped.bind(subscriber, key: key)
+        if isNew { count += scoped.templates.count }
+        return isNew
+    }
+
+    /// `subscriber` no longer holds the templates under `key`. Returns true when it did.
+    @discardableResult
+    mutating func unbind(_ subscriber: Subscriber, scope key: String) -> Bool {
+        cache.removeAll(keepingCapacity: true)
+        let removed = scoped.unbind(subscriber, key: key)
+        if removed { count -= scoped.templates.count }
+        return removed
+    }
 
     /// Adds or replaces a subscription. Returns true when it is new.
     @discardableResult
@@ -180,6 +207,7 @@ struct TopicTree<Subscriber: Hashable> {
         // Topics starting with $ are not matched by a leading wildcard (MQTT §4.7.2).
         let dollar = topic.utf8.first == UInt8(ascii: "$")
         Self.collect(levels[...], node: root, atRoot: true, dollar: dollar, into: &result, rotated: &rotated)
+        scoped.matches(levels, dollar: dollar, into: &result)
         if !rotated {
             if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
             cache[topic] = result

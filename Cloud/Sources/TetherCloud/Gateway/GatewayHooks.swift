@@ -74,17 +74,21 @@ struct GatewayHooks: MQTTBrokerHooks {
         (try? AlinkTopicClasses(encoded: principal.attributes[Attribute.userTopics] ?? "")) ?? AlinkTopicClasses.none
     }
 
-    func serverSideSubscriptions(for principal: MQTTPrincipal) -> [MQTTTopicSubscription] {
-        guard principal.attributes[Attribute.serverSideSubscriptions] == "1", let device = Self.device(principal) else { return [] }
-        let base = "/sys/" + device.productKey + "/" + device.deviceName
-        // No Local: a device's own replies on these topics are never echoed back to it. Built by
-        // concatenation, not interpolation: the broker keeps these strings for the connection's
-        // life, and an interpolated string keeps the spare capacity it reserved.
+    /// A device's `_ss=1` subscriptions, the same for every device up to its product key and
+    /// name: the broker keeps them once (a path of topic-tree nodes per device cost 1.7 KiB).
+    /// No Local: a device's own replies on these topics are never echoed back to it.
+    var serverSideTemplates: [MQTTTopicSubscription] {
+        let base = "/sys/{}/{}"
         return [
             base + "/thing/service/+", base + "/thing/service/property/+", base + "/thing/event/+/post_reply",
             base + "/thing/model/down_raw", base + "/thing/model/up_raw_reply", base + "/rrpc/request/+",
             "/ext/rrpc/+" + base + "/thing/service/+",
         ].map { MQTTTopicSubscription(filter: $0, qos: .atLeastOnce, noLocal: true) }
+    }
+
+    func serverSideScope(for principal: MQTTPrincipal) -> [String]? {
+        guard principal.attributes[Attribute.serverSideSubscriptions] == "1", let device = Self.device(principal) else { return nil }
+        return [device.productKey, device.deviceName]
     }
 
     func clientConnected(_ principal: MQTTPrincipal, remoteAddress: String) {
