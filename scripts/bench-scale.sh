@@ -151,6 +151,7 @@ print(json.dumps({
     "perNode": node_reports,
     "crossNodeWriteRoundTripMicroseconds": {"p50": round_trip["p50"], "p99": round_trip["p99"], "max": round_trip["max"], "count": round_trip["count"], "unanswered": round_trip.get("unanswered")},
     "posts": {k: sum(d[k] for d in done) for k in ("postsAnswered", "postsRefused", "postErrors", "connectionsLost")},
+    "connectionsClosedBy": {k: sum(d.get("connectionsClosedBy", {}).get(k, 0) for d in done) for k in sorted({k for d in done for k in d.get("connectionsClosedBy", {})})},
     "failures": [f for d in done for f in d["failures"]][:5],
 }, indent=2))
 PY

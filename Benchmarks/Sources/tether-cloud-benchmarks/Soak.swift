@@ -22,7 +22,12 @@ struct Soak: AsyncParsableCommand {
     @Option(help: "A node's id (repeat, in the same order), for the report.") var nodeName: [String] = []
     @Option(help: "Devices (the first of the setup file; all by default).") var devices: Int?
     @Option(help: "Seconds of chaos.") var duration: Double = 180
-    @Option(help: "Seed of every random choice.") var seed: UInt64 = 1
+    @Option(
+        help: """
+            Seed of the devices' draws (slow or not, faults and their moments, nodes, pauses) and of the apps' writes. \
+            Not a replay: tasks interleave as they will, and user names and the reads' targets use the system generator.
+            """)
+    var seed: UInt64 = 1
     @Option(help: "The devices' keep-alive, seconds (30 to 1200).") var keepAlive: UInt16 = 30
     @Option(help: "Seconds between a device's posts.") var postInterval: Double = 15
     @Option(help: "Faults per device per minute of chaos.") var faultsPerMinute: Double = 0.5
@@ -30,13 +35,29 @@ struct Soak: AsyncParsableCommand {
     @Option(help: "App writes per second.") var writeRate: Double = 20
     @Option(help: "Seconds allowed past 1.5 × keep-alive for the sweep's tick and the presence write.") var presenceGrace: Double = 2
     @Option(help: "A file written when the chaos starts (the script kills nodes from then on).") var ready: String?
-    @Option(help: "The script's log of kills and restarts (`<unix ms> <kill|restart> <node>` lines), read at the end.") var events: String?
+    @Option(help: "The script's log of node events (`<unix ms> <kill|restart|died|restart-failed> <node>` lines), read at the end.")
+    var events: String?
+
+    func validate() throws {
+        guard http.count == mqtt.count, !http.isEmpty else { throw ValidationError("give each node's --http and --mqtt port") }
+        guard nodeName.isEmpty || nodeName.count == http.count else { throw ValidationError("give each node's --node-name, or none") }
+        if let devices, devices < 1 { throw ValidationError("--devices must be at least 1") }
+        // The cloud's range of keep-alives.
+        guard (30...1200).contains(keepAlive) else { throw ValidationError("--keep-alive must be 30 to 1200 seconds") }
+        for (name, value) in [("--duration", duration), ("--post-interval", postInterval), ("--write-rate", writeRate)]
+        where !(value > 0 && value.isFinite) {
+            throw ValidationError("\(name) must be a positive number")
+        }
+        guard faultsPerMinute >= 0, faultsPerMinute.isFinite else { throw ValidationError("--faults-per-minute must be 0 or more") }
+        guard (0...1).contains(slowFraction) else { throw ValidationError("--slow-fraction must be 0 to 1") }
+        guard presenceGrace >= 0, presenceGrace.isFinite else { throw ValidationError("--presence-grace must be 0 or more") }
+    }
 
     func run() async throws {
-        guard http.count == mqtt.count, !http.isEmpty else { throw ValidationError("give each node's --http and --mqtt port") }
         let document = try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: setup))))
         var benches = try (document["devices"]?.arrayValue ?? []).map { try BenchDevice($0) }
         if let devices { benches = Array(benches.prefix(devices)) }
+        guard !benches.isEmpty else { throw ValidationError("the setup file has no devices") }
         var logger = Logger(label: "soak")
         logger.logLevel = .critical
         let settings = SoakSettings(
@@ -52,8 +73,11 @@ struct Soak: AsyncParsableCommand {
             appID: document["appId"]?.stringValue ?? "", devices: benches, count: max(1, benches.count / 200), http: http, records: records)
         let watch = SoakPresenceWatch(database: database, devices: fleet, keepAlive: keepAlive, graceMs: Int64(presenceGrace * 1000))
         let timeline = Locked<[String: Double]>([:])
+        let timeouts = Locked<[String]>([])
         let started = ContinuousClock.now
         let mark: @Sendable (String) -> Void = { name in timeline.withLock { $0[name] = Run.seconds(since: started) } }
+        // A phase that runs out of time goes on (the checks still say what they can), and fails the run.
+        let timedOut: @Sendable (String) -> Void = { what in timeouts.withLock { $0.append(what) } }
 
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -65,7 +89,8 @@ struct Soak: AsyncParsableCommand {
                     }
                 }
             }
-            await Self.waitUntil(limit: .seconds(120)) { fleet.filter(\.isUp).count >= fleet.count * 99 / 100 }
+            let connected = await Self.waitUntil(limit: .seconds(120)) { fleet.filter(\.isUp).count >= fleet.count * 99 / 100 }
+            if !connected { timedOut("fewer than 99 % of the devices connected within 120 s") }
             mark("connected")
             group.addTask { await watch.run(every: .seconds(5)) }
             phase.setChaos(true)
@@ -76,12 +101,15 @@ struct Soak: AsyncParsableCommand {
             phase.setChaos(false)
             mark("chaosEnded")
             // Queued writes live 30 s and unanswered ones expire 30 s after they were sent: by
-            // then every entry of the ledger is final.
-            let settled = ContinuousClock.now + .seconds(65)
-            await Self.waitUntil(limit: .seconds(150)) { ContinuousClock.now >= settled && fleet.allSatisfy(\.isUp) }
+            // then every entry has left accepted, queued and sent. `acknowledged` may stay (it
+            // becomes applied only when a report shows the values), which the checks allow.
+            let settleEnd = ContinuousClock.now + .seconds(65)
+            let settled = await Self.waitUntil(limit: .seconds(150)) { ContinuousClock.now >= settleEnd && fleet.allSatisfy(\.isUp) }
+            if !settled { timedOut("not every device was back within 150 s of the chaos's end") }
             mark("settled")
             phase.stop()
-            await Self.waitUntil(limit: .seconds(60)) { fleet.allSatisfy { $0.presence.live == 0 } }
+            let gone = await Self.waitUntil(limit: .seconds(60)) { fleet.allSatisfy { $0.presence.live == 0 } }
+            if !gone { timedOut("not every device's connections had closed within 60 s of the stop") }
             mark("devicesGone")
             try? await Task.sleep(for: .milliseconds(Int64(keepAlive) * 1500) + .seconds(presenceGrace + 3))
             await watch.sample()
@@ -97,16 +125,21 @@ struct Soak: AsyncParsableCommand {
         await database.close()
         let report = SoakReport(
             devices: fleet.count, nodes: http.count, settings: settings, timeline: timeline.withLock { $0 }, events: Self.readEvents(events),
-            slowDevices: fleet.filter(\.slow).count, records: state, posts: posts, writes: writes, presence: presence, limitMs: watch.limitMs)
+            slowDevices: fleet.filter(\.slow).count, records: state, posts: posts, writes: writes, presence: presence, limitMs: watch.limitMs,
+            expectedSamples: Int(duration / 5), timeouts: timeouts.withLock { $0 })
         print(report.json.serialized(pretty: true))
         print(report.verdict)
         if report.violations > 0 { throw ExitCode(1) }
     }
 
-    /// Polls `condition` every half second for at most `limit`.
-    static func waitUntil(limit: Duration, _ condition: @Sendable () -> Bool) async {
+    /// Polls `condition` every half second for at most `limit`; whether it came true.
+    static func waitUntil(limit: Duration, _ condition: @Sendable () -> Bool) async -> Bool {
         let end = ContinuousClock.now + limit
-        while ContinuousClock.now < end, !condition() { try? await Task.sleep(for: .milliseconds(500)) }
+        while !condition() {
+            guard ContinuousClock.now < end else { return false }
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+        return true
     }
 
     static func readEvents(_ path: String?) -> [String] {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TetherCloud
 import TetherCore
 
 /// The soak's apps: users bound to the devices (each device to one user), writing to them
@@ -77,11 +78,10 @@ struct SoakApps: Sendable {
         var body: JSONObject = ["attrs": ["Label": .string(label), "Brightness": .int(value)]]
         if queued { body["queue_ttl"] = 30 }
         let url = "http://127.0.0.1:\(http[node])/app/control/\(device.did)"
-        let now = SoakSettings.nowMs()
         do {
             let (status, answer) = try await Self.request(.POST, url, body: .object(body), headers: headers(users[user]))
             if status == 200, case .int(let id)? = answer["command_id"] {
-                let write = SoakRecords.Write(commandID: id, did: device.did, user: user, label: label, node: node, queued: queued, atMs: now)
+                let write = SoakRecords.Write(commandID: id, did: device.did, user: user, label: label, node: node, queued: queued)
                 records.update { $0.writes.append(write) }
             } else {
                 records.update { $0.writesRefused[Self.reason(status: status, answer: answer), default: 0] += 1 }
@@ -106,7 +106,7 @@ struct SoakApps: Sendable {
                 if status == 200, let state = answer["state"]?.stringValue {
                     records.update { records in
                         records.reads["command 200", default: 0] += 1
-                        if ["applied", "rejected", "expired", "failed"].contains(state), records.finalSeen[earlier.commandID] == nil {
+                        if CommandState(rawValue: state)?.isFinal == true, records.finalSeen[earlier.commandID] == nil {
                             records.finalSeen[earlier.commandID] = state
                         }
                     }

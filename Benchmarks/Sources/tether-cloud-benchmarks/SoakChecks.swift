@@ -7,25 +7,29 @@ struct SoakChecks {
     let database: any SQLDatabase
     let nodeNames: [String]
 
-    /// Every post answered 200 is in the device log (found by its unique `Label`).
+    /// Every post answered 200 is in the device log, as many times as it was answered (an
+    /// echoed write's `Label` comes once per delivery; a lost one must not hide behind another).
     struct Posts {
         var answered200 = 0
         var stored = 0
+        /// One entry per post answered 200 and not stored.
         var missing: [SoakRecords.Post] = []
     }
 
     func posts(_ records: SoakRecords.State) async throws -> Posts {
-        var stored = Set<SoakRecords.Post>()
+        var stored: [SoakRecords.Post: Int] = [:]
         let rows = try await database.query("SELECT did, body FROM device_log WHERE kind = 'dev2app' AND body LIKE '%\"Label\"%'")
         for row in rows {
             guard let did = row.optionalText("did"), let body = row.optionalText("body"),
                 let label = (try? JSONValue.parse(body))?["Label"]?.stringValue
             else { continue }
-            stored.insert(SoakRecords.Post(did: did, label: label))
+            stored[SoakRecords.Post(did: did, label: label), default: 0] += 1
         }
-        var result = Posts(answered200: records.posts.count)
-        for post in records.posts {
-            if stored.contains(post) { result.stored += 1 } else { result.missing.append(post) }
+        var result = Posts(answered200: records.posts.values.reduce(0, +))
+        for (post, answered) in records.posts {
+            let found = min(answered, stored[post] ?? 0)
+            result.stored += found
+            result.missing += Array(repeating: post, count: answered - found)
         }
         return result
     }
@@ -44,6 +48,11 @@ struct SoakChecks {
         var claimedNotDelivered: [String] = []
         /// The ledger says it could not be sent (failed), and the device received it.
         var failedButDelivered: [String] = []
+        /// The ledger says the device rejected it; the soak's devices answer every set 200.
+        var rejected: [String] = []
+        /// The ledger says the device answered (acknowledged, applied), and the device
+        /// received it but never began to answer it.
+        var claimedNotAnswered: [String] = []
         /// The device received other values than the write's.
         var wrongValues: [String] = []
         /// A read saw a final state that later changed.
@@ -56,7 +65,8 @@ struct SoakChecks {
         var deliveriesOfUnacknowledgedWrites = 0
 
         var violations: Int {
-            lost.count + claimedNotDelivered.count + failedButDelivered.count + wrongValues.count + finalStateChanged.count + notInLedger.count
+            lost.count + claimedNotDelivered.count + failedButDelivered.count + rejected.count + claimedNotAnswered.count + wrongValues.count
+                + finalStateChanged.count + notInLedger.count
         }
     }
 
@@ -66,7 +76,6 @@ struct SoakChecks {
             guard let id = row.optionalInt("id") else { continue }
             ledger[id] = (row.optionalText("did") ?? "", row.optionalText("state") ?? "", row.optionalText("message") ?? "")
         }
-        let final: Set<String> = ["applied", "rejected", "expired", "failed"]
         var result = Writes(acknowledged: records.writes.count)
         var acknowledgedIDs = Set<Int64>()
         for write in records.writes {
@@ -78,17 +87,24 @@ struct SoakChecks {
             }
             result.states[entry.state, default: 0] += 1
             let described = "\(name): ledger \(entry.state) \"\(entry.message)\""
-            let delivery = records.deliveries[write.commandID]
-            if let delivery {
+            let state = CommandState(rawValue: entry.state)
+            let isFinal = state?.isFinal ?? false
+            if let delivery = records.deliveries[write.commandID] {
                 result.delivered += 1
                 if delivery.did != write.did || delivery.label != write.label {
                     result.wrongValues.append("\(described), device \(delivery.did) got \(delivery.label ?? "no Label")")
                 }
-                if entry.state == "failed" { result.failedButDelivered.append("\(described), received \(delivery.times)×") }
-                if !final.contains(entry.state) { result.deliveredNotFinal += 1 }
-            } else if ["acknowledged", "applied", "rejected"].contains(entry.state) {
+                switch state {
+                case .failed?: result.failedButDelivered.append("\(described), received \(delivery.times)×")
+                case .rejected?: result.rejected.append("\(described), received \(delivery.times)×")
+                case .acknowledged?, .applied?:
+                    if !delivery.replySent { result.claimedNotAnswered.append("\(described), received \(delivery.times)×, never answered") }
+                default: break
+                }
+                if !isFinal { result.deliveredNotFinal += 1 }
+            } else if let state, [CommandState.acknowledged, .applied, .rejected].contains(state) {
                 result.claimedNotDelivered.append(described)
-            } else if !final.contains(entry.state) {
+            } else if !isFinal {
                 result.lost.append(described)
             }
             if let seen = records.finalSeen[write.commandID], seen != entry.state {

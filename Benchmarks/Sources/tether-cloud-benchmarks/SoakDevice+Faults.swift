@@ -1,6 +1,5 @@
 import Foundation
 import NIOCore
-import Synchronization
 import TetherAlink
 import TetherCore
 import TetherMQTT
@@ -8,9 +7,10 @@ import TetherMQTT
 extension SoakDevice {
     /// Waits for this connection's fault (a Poisson process at `faultsPerMinute`, only in the
     /// chaos phase), makes it happen, and says how the connection ends; nil when the fault could
-    /// not be made (the connection goes on).
+    /// not be made (the connection goes on) or the session ended meanwhile. A fault that ends
+    /// the connection by its own act says first, in `pendingEnd`, how the session ends.
     func fault(
-        client: AlinkDeviceClient, node: Int, channel: Locked<(any Channel)?>, extras: Extras
+        client: AlinkDeviceClient, node: Int, channel: Locked<(any Channel)?>, pendingEnd: Locked<SessionEnd?>, extras: Extras
     ) async -> SessionEnd? {
         guard settings.faultsPerMinute > 0 else {
             await phase.stopped()
@@ -33,12 +33,16 @@ extension SoakDevice {
                 let pause = draw(5...60)
                 let graceful = draw(0...1) < .seconds(0.5)
                 tell("rebooting from \(name(node)) (\(graceful ? "with" : "without") DISCONNECT), away \(pause.components.seconds) s")
+                pendingEnd.withLock { $0 = .away(pause) }
                 if !graceful { channel.withLock { $0 }?.close(promise: nil) }
                 return .away(pause)
             case .halfOpen:
-                guard let end = await halfOpen(client: client, channel: channel, extras: extras) else { continue }
-                records.count(fault: fault)
-                return end
+                // Counted with the ghost, which knows whether it signed in.
+                switch await halfOpen(client: client, channel: channel, pendingEnd: pendingEnd, extras: extras) {
+                case .refused: continue
+                case .cancelled: return nil
+                case .tookOver(let end): return end
+                }
             case .duplicate:
                 let events = client.mqtt.events()
                 let connected = AsyncPromise<Bool, Never>()
@@ -51,9 +55,21 @@ extension SoakDevice {
         }
     }
 
+    /// What became of a half-open connection, as far as this session can tell.
+    private enum HalfOpen {
+        /// The ghost signed in; the session ends so.
+        case tookOver(SessionEnd)
+        /// The ghost's connect failed; the connection goes on.
+        case refused
+        /// The session ended before the ghost's outcome was known (it is counted when known).
+        case cancelled
+    }
+
     /// A ghost takes this connection over and goes silent; the device stays away 10 to 80 s
     /// (mostly longer than 1.5 × keep-alive, so the cloud must notice the silence itself).
-    private func halfOpen(client: AlinkDeviceClient, channel: Locked<(any Channel)?>, extras: Extras) async -> SessionEnd? {
+    private func halfOpen(
+        client: AlinkDeviceClient, channel: Locked<(any Channel)?>, pendingEnd: Locked<SessionEnd?>, extras: Extras
+    ) async -> HalfOpen {
         let node = drawNode()
         let pause = draw(10...80)
         let events = client.mqtt.events()
@@ -62,17 +78,18 @@ extension SoakDevice {
         // Kept before it connects, so that the device's return or the run's end releases it
         // whatever happens here meanwhile.
         ghost.withLock { $0 = release }
+        // The takeover closes this connection, often before this task hears the ghost is in.
+        pendingEnd.withLock { $0 = .away(pause) }
         opening()
-        extras.yield(.ghost(node: node, connected: connected, release: release))
-        guard case .success(true) = await connected.result(ifCancelled: { .success(false) }) else {
-            records.update { $0.ghostsRefused += 1 }
-            ghostSettled(story: "a half-open connection to \(name(node)) was refused")
-            return nil
+        extras.yield(.ghost(node: node, away: pause, connected: connected, release: release))
+        let signedIn = await connected.result(ifCancelled: { .success(false) })
+        guard !Task.isCancelled else { return .cancelled }
+        guard case .success(true) = signedIn else {
+            pendingEnd.withLock { $0 = nil }
+            return .refused
         }
-        records.update { $0.ghosts += 1 }
-        ghostSettled(story: "half-open connection left on \(name(node)), away \(pause.components.seconds) s")
         await takenOver(client, events: events, channel: channel)
-        return .away(pause)
+        return .tookOver(.away(pause))
     }
 
     /// Waits up to 10 s for the cloud to close this connection after another one took its
@@ -121,10 +138,10 @@ extension SoakDevice {
                     group.cancelAll()
                 }
             }
-            closed(node: node, why: nil, main: false)
+            closed(why: nil, main: false)
         } catch {
             connected.resolve(.success(false))
-            closed(node: node, why: nil, main: false)
+            closed(why: nil, main: false)
         }
     }
 }

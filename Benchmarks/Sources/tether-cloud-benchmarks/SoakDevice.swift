@@ -19,11 +19,11 @@ final class SoakDevice: Sendable {
     /// Answers property sets late.
     let slow: Bool
     let logger: Logger
-    let random: Mutex<SplitMix64>
+    let random: Locked<SplitMix64>
     private let postSequence = Atomic<Int>(0)
     /// Releases the half-open connection the device left, if any.
-    let ghost = Mutex<AsyncPromise<Void, Never>?>(nil)
-    private let truth: Mutex<Truth>
+    let ghost = Locked<AsyncPromise<Void, Never>?>(nil)
+    private let truth: Locked<Truth>
 
     /// The device's side of its presence.
     struct Truth: Sendable {
@@ -58,8 +58,8 @@ final class SoakDevice: Sendable {
         self.logger = logger
         var generator = SplitMix64(seed: settings.seed &+ UInt64(index) &* 0x9E37_79B9)
         slow = Double.random(in: 0..<1, using: &generator) < settings.slowFraction
-        random = Mutex(generator)
-        truth = Mutex(Truth(lastContactMs: SoakSettings.nowMs()))
+        random = Locked(generator)
+        truth = Locked(Truth(lastContactMs: SoakSettings.nowMs()))
     }
 
     var did: String { bench.did }
@@ -70,8 +70,8 @@ final class SoakDevice: Sendable {
     enum Extra: Sendable {
         /// A duplicate that takes the device's connection over.
         case twin(connected: AsyncPromise<Bool, Never>)
-        /// A half-open connection, held until `release`.
-        case ghost(node: Int, connected: AsyncPromise<Bool, Never>, release: AsyncPromise<Void, Never>)
+        /// A half-open connection, held until `release`, while the device stays `away`.
+        case ghost(node: Int, away: Duration, connected: AsyncPromise<Bool, Never>, release: AsyncPromise<Void, Never>)
     }
 
     typealias Extras = AsyncStream<Extra>.Continuation
@@ -87,8 +87,10 @@ final class SoakDevice: Sendable {
                             switch request {
                             case .twin(let connected):
                                 await self.twin(connected: connected)
-                            case .ghost(let node, let connected, let release):
-                                await SoakGhost.hold(self.configuration(node: node) { _ in }, connected: connected, release: release, logger: self.logger)
+                            case .ghost(let node, let away, let connected, let release):
+                                await SoakGhost.hold(self.configuration(node: node) { _ in }, connected: connected, release: release, logger: self.logger) {
+                                    self.ghostSettled(node: node, away: away, signedIn: $0)
+                                }
                             }
                         }
                     }
@@ -135,11 +137,11 @@ final class SoakDevice: Sendable {
                 self.closeGhost()
                 return await self.connected(client, node: node, channel: channel, extras: extras)
             }
-            closed(node: node, why: nil)
+            closed(why: nil)
             return end
         } catch {
             records.update { $0.failedConnections += 1 }
-            closed(node: node, why: "a connection to \(name(node)) failed")
+            closed(why: "a connection to \(name(node)) failed")
             return .failed
         }
     }
@@ -150,6 +152,9 @@ final class SoakDevice: Sendable {
         let events = client.mqtt.events()
         let downlinks = client.downlinks()
         guard client.mqtt.isConnected else { return .dropped }
+        // How the fault under way ends the session: its own act (a ghost's takeover, a closed
+        // socket) ends the connection, which the events task may see before the fault returns.
+        let pendingEnd = Locked<SessionEnd?>(nil)
         let end = await withTaskGroup(of: SessionEnd?.self) { group -> SessionEnd in
             group.addTask {
                 for await event in events {
@@ -169,10 +174,13 @@ final class SoakDevice: Sendable {
                 await self.phase.stopped()
                 return .stopped
             }
-            group.addTask { await self.fault(client: client, node: node, channel: channel, extras: extras) }
+            group.addTask { await self.fault(client: client, node: node, channel: channel, pendingEnd: pendingEnd, extras: extras) }
             defer { group.cancelAll() }
             while let next = await group.next() {
-                if let end = next { return end }
+                guard let end = next else { continue }
+                // The run's end wins over a fault's.
+                if case .stopped = end { return end }
+                return pendingEnd.withLock { $0 } ?? end
             }
             return .dropped
         }
@@ -228,14 +236,14 @@ final class SoakDevice: Sendable {
                 let delay = slow ? draw(1...40) : nil
                 group.addTask {
                     if let delay, (try? await Task.sleep(for: delay)) == nil {
-                        self.records.answered(commandID: id, delivered: false)
+                        self.records.answerLost()
                         return
                     }
+                    self.records.replying(commandID: id)
                     do {
                         try await client.reply(request.reply(), to: downlink)
-                        self.records.answered(commandID: id, delivered: true)
                     } catch {
-                        self.records.answered(commandID: id, delivered: false)
+                        self.records.answerLost()
                         return
                     }
                     if let label { await self.post(client, request.params, label: label) }
@@ -249,7 +257,7 @@ final class SoakDevice: Sendable {
     func opening() { truth.withLock { $0.live += 1 } }
 
     /// A connection ended (or failed): the cloud heard from the device until now.
-    func closed(node: Int, why: String?, main: Bool = true) {
+    func closed(why: String?, main: Bool = true) {
         let now = SoakSettings.nowMs()
         truth.withLock { truth in
             truth.live -= 1
@@ -259,9 +267,19 @@ final class SoakDevice: Sendable {
         }
     }
 
-    /// A ghost signed in and went silent now (or failed to sign in).
-    func ghostSettled(story: String) {
+    /// A ghost signed in and went silent now (or failed to sign in): counted here, where the
+    /// outcome is known even when the session that sent the ghost has ended meanwhile.
+    func ghostSettled(node: Int, away: Duration, signedIn: Bool) {
         let now = SoakSettings.nowMs()
+        let story: String
+        if signedIn {
+            story = "half-open connection left on \(name(node)), away \(away.components.seconds) s"
+            records.update { $0.ghosts += 1 }
+            records.count(fault: .halfOpen)
+        } else {
+            story = "a half-open connection to \(name(node)) was refused"
+            records.update { $0.ghostsRefused += 1 }
+        }
         truth.withLock { truth in
             truth.live -= 1
             truth.lastContactMs = max(truth.lastContactMs, now)

@@ -12,10 +12,12 @@ import TetherMQTT
 /// It is an ``MQTTClient`` whose channel starts with a ``SoakSilencer``, so that the CONNECT is
 /// the one the device's own client signs.
 enum SoakGhost {
-    /// Signs in (`connected` says whether it did), then stays silent until `release` resolves,
-    /// and closes the socket without a word.
+    /// Signs in (`connected` says whether it did, after `settled` was told), then stays silent
+    /// until `release` resolves, and closes the socket without a word. `settled` hears the
+    /// outcome whether or not anyone still waits on `connected`.
     static func hold(
-        _ configuration: AlinkDeviceConfiguration, connected: AsyncPromise<Bool, Never>, release: AsyncPromise<Void, Never>, logger: Logger
+        _ configuration: AlinkDeviceConfiguration, connected: AsyncPromise<Bool, Never>, release: AsyncPromise<Void, Never>, logger: Logger,
+        settled: @escaping @Sendable (_ signedIn: Bool) -> Void
     ) async {
         let silence = SoakSilence()
         let channel = Locked<(any Channel)?>(nil)
@@ -27,12 +29,16 @@ enum SoakGhost {
         }
         do {
             try await MQTTClient.withClient(configuration: configuration.mqtt, logger: logger) { _ in
+                settled(true)
                 connected.resolve(.success(true))
                 _ = await release.result(ifCancelled: { .success(()) })
                 silence.end()
                 try? await channel.withLock { $0 }?.close()
             }
         } catch {
+            // Only a connect that threw is refused (an error after signing in is not).
+            guard !connected.isResolved else { return }
+            settled(false)
             connected.resolve(.success(false))
         }
     }

@@ -1,4 +1,3 @@
-import Synchronization
 import TetherCloud
 import TetherCore
 
@@ -13,14 +12,15 @@ final class SoakPresenceWatch: Sendable {
         /// How long the device had been silent when a sample showed it online.
         var silentMs: Int64
         var sampledMs: Int64
-        /// The row: which node holds it, and since when.
+        /// The row: which node holds it, and when the connection it describes started.
         var onlineNode: String
-        var onlineChangedMs: Int64
+        var connectionStartedMs: Int64
         var story: String
     }
 
     struct State: Sendable {
         var samples = 0
+        /// Samples whose query failed: each a look not taken, so a violation of the soak.
         var failedSamples = 0
         /// The worst sighting of each device that broke the rule.
         var violations: [String: Violation] = [:]
@@ -32,7 +32,7 @@ final class SoakPresenceWatch: Sendable {
     let database: any SQLDatabase
     let devices: [String: SoakDevice]
     let limitMs: Int64
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(database: any SQLDatabase, devices: [SoakDevice], keepAlive: UInt16, graceMs: Int64) {
         self.database = database
@@ -72,14 +72,18 @@ final class SoakPresenceWatch: Sendable {
                 seen.append(
                     Violation(
                         did: did, device: device.index, silentMs: started - truth.lastContactMs, sampledMs: started,
-                        onlineNode: row.optionalText("online_node") ?? "", onlineChangedMs: row.optionalInt("connection_started_ms") ?? 0,
+                        onlineNode: row.optionalText("online_node") ?? "", connectionStartedMs: row.optionalInt("connection_started_ms") ?? 0,
                         story: "\(truth.story); last fault: \(truth.lastFault)"))
             } else if !online, truth.up, started - truth.upSinceMs > 10_000 {
-                let changed = row.optionalInt("connection_started_ms") ?? 0
+                // An offline row keeps the start of the last connection it described; the sweep of
+                // a dead node leaves it held by no node.
+                let lastStarted = row.optionalInt("connection_started_ms").map { "\(started - $0) ms before" } ?? "unknown"
+                let holder = row.optionalText("online_node").map { "last held by \($0)" } ?? "held by no node (swept)"
                 offline.append(
                     (
                         did,
-                        "device \(device.index) connected for \(started - truth.upSinceMs) ms (\(truth.story)); row offline since \(started - changed) ms, node \(row.optionalText("online_node") ?? "")"
+                        "device \(device.index) connected for \(started - truth.upSinceMs) ms (\(truth.story)); row offline, its connection "
+                            + "started \(lastStarted), \(holder)"
                     )
                 )
             }

@@ -1,10 +1,11 @@
-import Synchronization
 import TetherCore
 
 /// What the simulated devices and apps saw happen, kept for the checks against the database at
 /// the end: each side's own account, never the cloud's.
 final class SoakRecords: Sendable {
-    /// A property post, known by the unique `Label` it carried.
+    /// A property post, known by the `Label` it carried: unique to the post, except that a
+    /// device echoes a write's `Label` after each delivery of it (the cloud marks the write
+    /// applied only when a report shows its values), so posts are counted per label.
     struct Post: Hashable, Sendable {
         var did: String
         var label: String
@@ -15,8 +16,8 @@ final class SoakRecords: Sendable {
         var did: String
         var label: String?
         var times = 1
-        /// The device's 200 reached the cloud's broker (PUBACK).
-        var answered = false
+        /// A connection of the device began to send its 200 (it may not have arrived).
+        var replySent = false
     }
 
     /// A write the cloud accepted: its answer named a ledger entry.
@@ -28,11 +29,11 @@ final class SoakRecords: Sendable {
         var label: String
         var node: Int
         var queued: Bool
-        var atMs: Int64
     }
 
     struct State {
-        var posts = Set<Post>()
+        /// Posts answered 200, each label with how many times.
+        var posts: [Post: Int] = [:]
         var postsRefused: [Int: Int] = [:]
         var postsUnanswered = 0
         var deliveries: [Int64: Delivery] = [:]
@@ -52,7 +53,7 @@ final class SoakRecords: Sendable {
         var ghostsRefused = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func update<Result>(_ body: (inout State) -> Result) -> Result { state.withLock { body(&$0) } }
     var snapshot: State { state.withLock { $0 } }
@@ -60,7 +61,7 @@ final class SoakRecords: Sendable {
     func posted(did: String, label: String, code: Int?) {
         state.withLock { state in
             switch code {
-            case 200?: state.posts.insert(Post(did: did, label: label))
+            case 200?: state.posts[Post(did: did, label: label), default: 0] += 1
             case let code?: state.postsRefused[code, default: 0] += 1
             case nil: state.postsUnanswered += 1
             }
@@ -77,11 +78,12 @@ final class SoakRecords: Sendable {
         }
     }
 
-    func answered(commandID: Int64, delivered: Bool) {
-        state.withLock { state in
-            if delivered { state.deliveries[commandID]?.answered = true } else { state.answersLost += 1 }
-        }
-    }
+    /// Recorded just before the reply goes out: a ledger that shows an answer to a set the
+    /// device never began to answer contradicts it.
+    func replying(commandID: Int64) { state.withLock { $0.deliveries[commandID]?.replySent = true } }
+
+    /// A set whose answer was never sent (the connection ended first) or whose sending failed.
+    func answerLost() { state.withLock { $0.answersLost += 1 } }
 
     func count(fault: SoakFault) { state.withLock { $0.faults[fault.rawValue, default: 0] += 1 } }
 }

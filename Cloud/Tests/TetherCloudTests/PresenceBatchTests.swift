@@ -8,9 +8,7 @@ struct PresenceBatchTests {
     @Test("batched sightings: the later one wins, only the holder can mark a device offline, statements span chunks", arguments: TestEngine.allCases)
     func sightings(engine: TestEngine) async throws {
         try await engine.withDatabase { database in
-            let admin = Administration(database: database)
-            let product = try await admin.createProduct(name: "p", modelFile: try DeviceFixtures.petHouse(), format: .gizwits)
-            let created = try await admin.createDevices((0..<20).map { DeviceEntry(productKey: product.productKey, name: "d\($0)") })
+            let created = try await Self.devices(20, named: "d", in: database)
             let dids = created.map(\.did)
             let store = DeviceStore(database)
             let online = try await store.markOnline(
@@ -33,7 +31,7 @@ struct PresenceBatchTests {
             // A node that does not know the connection's start ends whichever it held.
             #expect(try await store.markOffline([DeviceStore.Sighting(did: dids[1], atMs: 2_000)], node: "b") == [dids[1]])
             // The coalesced credential lookup: every name asked for that exists, nothing else.
-            let found = try await store.credentials(productKey: product.productKey, deviceNames: created.prefix(5).map(\.deviceName) + ["nobody"])
+            let found = try await store.credentials(productKey: created[0].productKey, deviceNames: created.prefix(5).map(\.deviceName) + ["nobody"])
             #expect(Set(found.keys) == Set(created.prefix(5).map(\.deviceName)))
             #expect(found[created[0].deviceName]?.deviceSecret == created[0].deviceSecret)
             #expect(try await store.credentials(productKey: "other", deviceNames: [created[0].deviceName]).isEmpty)
@@ -45,9 +43,7 @@ struct PresenceBatchTests {
         arguments: TestEngine.allCases)
     func connectionScoped(engine: TestEngine) async throws {
         try await engine.withDatabase { database in
-            let admin = Administration(database: database)
-            let product = try await admin.createProduct(name: "p", modelFile: try DeviceFixtures.petHouse(), format: .gizwits)
-            let dids = try await admin.createDevices((0..<5).map { DeviceEntry(productKey: product.productKey, name: "moved-\($0)") }).map(\.did)
+            let dids = try await Self.devices(5, named: "moved-", in: database).map(\.did)
             let store = DeviceStore(database)
             func row(_ did: String) async throws -> (online: Bool, node: String?) {
                 let row = try await database.first("SELECT is_online, online_node FROM devices WHERE did = $1", .text(did))
@@ -105,10 +101,8 @@ struct PresenceBatchTests {
     @Test("a storm of devices connecting at once: each online once in the history, then each offline once", arguments: TestEngine.allCases)
     func storm(engine: TestEngine) async throws {
         try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
             let total = 150
-            let devices = try await Administration(database: cloud.database).createDevices(
-                (0..<total).map { DeviceEntry(productKey: product.productKey, name: "storm-\($0)") })
+            let devices = try await Self.devices(total, named: "storm-", in: cloud)
             let connections = try await withThrowingTaskGroup(of: SilentMQTTDevice.self) { group in
                 for device in devices { group.addTask { try await SilentMQTTDevice.connect(port: cloud.mqttPort!, device: device, keepAlive: 600) } }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -130,9 +124,7 @@ struct PresenceBatchTests {
     @Test("the devices of a node that stopped heartbeating are swept offline in one go; the live node's stay online", arguments: TestEngine.allCases)
     func deadNodeSweep(engine: TestEngine) async throws {
         try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
-            let product = try await GatewayFixtures.lampProduct(cloud)
-            let devices = try await Administration(database: cloud.database).createDevices(
-                (0..<40).map { DeviceEntry(productKey: product.productKey, name: "swept-\($0)") })
+            let devices = try await Self.devices(40, named: "swept-", in: cloud)
             let live = try await SilentMQTTDevice.connect(port: cloud.mqttPort!, device: devices[0], keepAlive: 600)
             func count(_ sql: String) async throws -> Int64 { try await cloud.database.first(sql)?.int("n") ?? -1 }
             try await GatewayFixtures.waitUntil("the live device online") {
@@ -166,9 +158,7 @@ struct PresenceBatchTests {
     @Test("a node restarted under its name after a crash clears what its previous process left online", arguments: TestEngine.allCases)
     func restartUnderSameName(engine: TestEngine) async throws {
         try await engine.withDatabase { database in
-            let admin = Administration(database: database)
-            let product = try await admin.createProduct(name: "p", modelFile: try DeviceFixtures.petHouse(), format: .gizwits)
-            let devices = try await admin.createDevices((0..<3).map { DeviceEntry(productKey: product.productKey, name: "left-\($0)") })
+            let devices = try await Self.devices(3, named: "left-", in: database)
             // The previous process (killed: no leave()) held two; another node holds the third.
             _ = try await DeviceStore(database).markOnline(devices.prefix(2).map { DeviceStore.Sighting(did: $0.did, atMs: 1_000) }, node: "node-x")
             _ = try await DeviceStore(database).markOnline([DeviceStore.Sighting(did: devices[2].did, atMs: 1_000)], node: "node-y")
@@ -193,5 +183,19 @@ struct PresenceBatchTests {
                 "n")
             #expect(logged == 2)
         }
+    }
+
+    /// `count` devices of a new product, named `prefix` and a number.
+    static func devices(_ count: Int, named prefix: String, in database: any SQLDatabase) async throws -> [Administration.CreatedDevice] {
+        let admin = Administration(database: database)
+        let product = try await admin.createProduct(name: "p", modelFile: try DeviceFixtures.petHouse(), format: .gizwits)
+        return try await admin.createDevices((0..<count).map { DeviceEntry(productKey: product.productKey, name: prefix + String($0)) })
+    }
+
+    /// `count` devices of the gateway tests' lamp product, in a running cloud.
+    static func devices(_ count: Int, named prefix: String, in cloud: CloudHarness) async throws -> [Administration.CreatedDevice] {
+        let product = try await GatewayFixtures.lampProduct(cloud)
+        return try await Administration(database: cloud.database).createDevices(
+            (0..<count).map { DeviceEntry(productKey: product.productKey, name: prefix + String($0)) })
     }
 }
