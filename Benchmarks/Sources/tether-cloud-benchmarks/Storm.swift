@@ -92,9 +92,10 @@ struct Storm: AsyncParsableCommand {
                                 connectLatency.withLock { _ = $0.record(Run.microseconds(since: begun)) }
                                 slots.withLock { $0 += 1 }
                                 settle { _ in }
-                                _ = await allSettled.result(ifCancelled: { .success(()) })
+                                // Counted from the start: a connection can end while the rest of the fleet connects.
                                 try await withThrowingTaskGroup(of: Void.self) { watch in
                                     watch.addTask { await Self.countCloses(client, counters: counters) }
+                                    _ = await allSettled.result(ifCancelled: { .success(()) })
                                     try await Self.stay(client, index: index, postInterval: postInterval, hold: hold, counters: counters)
                                     watch.cancelAll()
                                 }
