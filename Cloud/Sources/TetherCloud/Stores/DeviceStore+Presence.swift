@@ -19,77 +19,63 @@ extension DeviceStore {
     /// Online on `node`, unless a later connection was recorded: a statement per few hundred
     /// devices (what a connect storm needs), each device at most once. The dids that changed.
     func markOnline(_ sightings: [Sighting], node: String, perStatement: Int = sightingsPerStatement) async throws(StorageError) -> Set<String> {
-        var changed = Set<String>()
-        for chunk in sightings.chunked(into: perStatement) {
-            var binds: [SQLValue] = [.text(node)]
-            var rows: [String] = []
-            for sighting in chunk {
-                rows.append("($\(binds.count + 1), $\(binds.count + 2), $\(binds.count + 3))")
-                binds += [.text(sighting.did), .int(sighting.atMs), .text(sighting.remoteAddress)]
-            }
-            for row in try await executor.query(
-                """
-                WITH sighting (sighted_did, sighted_ms, sighted_address) AS (VALUES \(rows.joined(separator: ", ")))
-                UPDATE devices SET is_online = 1, online_node = $1, connection_started_ms = sighted_ms, remote_address = sighted_address,
-                    activated_ms = CASE WHEN activated_ms = 0 THEN sighted_ms ELSE activated_ms END
-                FROM sighting WHERE did = sighted_did AND connection_started_ms <= sighted_ms RETURNING did
-                """,
-                binds
-            ) {
-                changed.insert(try row.text("did"))
-            }
+        try await eachChunk(of: sightings, node: node, perStatement: perStatement, values: { [.text($0.did), .int($0.atMs), .text($0.remoteAddress)] }) {
+            """
+            WITH sighting (sighted_did, sighted_ms, sighted_address) AS (VALUES \($0))
+            UPDATE devices SET is_online = 1, online_node = $1, connection_started_ms = sighted_ms, remote_address = sighted_address,
+                activated_ms = CASE WHEN activated_ms = 0 THEN sighted_ms ELSE activated_ms END
+            FROM sighting WHERE did = sighted_did AND connection_started_ms <= sighted_ms RETURNING did
+            """
         }
-        return changed
     }
 
     /// Offline, only where the row still describes the connection that ends (the device may
     /// already be online on another node); each device at most once. The dids that changed.
     func markOffline(_ sightings: [Sighting], node: String, perStatement: Int = sightingsPerStatement) async throws(StorageError) -> Set<String> {
-        var changed = Set<String>()
-        for chunk in sightings.chunked(into: perStatement) {
-            var binds: [SQLValue] = [.text(node)]
-            var rows: [String] = []
-            for sighting in chunk {
-                rows.append("($\(binds.count + 1), $\(binds.count + 2), $\(binds.count + 3))")
-                binds += [.text(sighting.did), .int(sighting.connectedAtMs ?? 0), .int(sighting.connectedAtMs ?? sighting.atMs)]
-            }
-            for row in try await executor.query(
-                """
-                WITH leaving (leaving_did, started_from, started_until) AS (VALUES \(rows.joined(separator: ", ")))
-                UPDATE devices SET is_online = 0
-                FROM leaving WHERE did = leaving_did AND online_node = $1 AND is_online = 1
-                    AND connection_started_ms >= started_from AND connection_started_ms <= started_until
-                RETURNING did
-                """,
-                binds
-            ) {
-                changed.insert(try row.text("did"))
-            }
+        // An unknown start: any connection of the node's that started by the leaving.
+        try await eachChunk(
+            of: sightings, node: node, perStatement: perStatement,
+            values: { [.text($0.did), .int($0.connectedAtMs ?? 0), .int($0.connectedAtMs ?? $0.atMs)] }
+        ) {
+            """
+            WITH leaving (leaving_did, started_from, started_until) AS (VALUES \($0))
+            UPDATE devices SET is_online = 0
+            FROM leaving WHERE did = leaving_did AND online_node = $1 AND is_online = 1
+                AND connection_started_ms >= started_from AND connection_started_ms <= started_until
+            RETURNING did
+            """
         }
-        return changed
     }
 
     /// Online again on `node`: devices whose connection there, started at `atMs`, was swept
     /// offline while `node` looked dead, and that have not connected anywhere since. The dids
     /// that changed.
     func reclaim(_ sightings: [Sighting], node: String, perStatement: Int = sightingsPerStatement) async throws(StorageError) -> Set<String> {
+        try await eachChunk(of: sightings, node: node, perStatement: perStatement, values: { [.text($0.did), .int($0.atMs)] }) {
+            """
+            WITH held (held_did, held_ms) AS (VALUES \($0))
+            UPDATE devices SET is_online = 1, online_node = $1
+            FROM held WHERE did = held_did AND is_online = 0 AND online_node IS NULL AND connection_started_ms = held_ms
+            RETURNING did
+            """
+        }
+    }
+
+    /// Runs `statement`, given the `(VALUES …)` rows of a chunk, once per chunk of `sightings`:
+    /// `$1` is `node`, and each sighting's row binds `values(sighting)`. The dids it returned.
+    private func eachChunk(
+        of sightings: [Sighting], node: String, perStatement: Int, values: (Sighting) -> [SQLValue], statement: (String) -> String
+    ) async throws(StorageError) -> Set<String> {
         var changed = Set<String>()
         for chunk in sightings.chunked(into: perStatement) {
             var binds: [SQLValue] = [.text(node)]
             var rows: [String] = []
             for sighting in chunk {
-                rows.append("($\(binds.count + 1), $\(binds.count + 2))")
-                binds += [.text(sighting.did), .int(sighting.atMs)]
+                let row = values(sighting)
+                rows.append("(" + (binds.count + 1..<binds.count + 1 + row.count).map { "$\($0)" }.joined(separator: ", ") + ")")
+                binds += row
             }
-            for row in try await executor.query(
-                """
-                WITH held (held_did, held_ms) AS (VALUES \(rows.joined(separator: ", ")))
-                UPDATE devices SET is_online = 1, online_node = $1
-                FROM held WHERE did = held_did AND is_online = 0 AND online_node IS NULL AND connection_started_ms = held_ms
-                RETURNING did
-                """,
-                binds
-            ) {
+            for row in try await executor.query(statement(rows.joined(separator: ", ")), binds) {
                 changed.insert(try row.text("did"))
             }
         }
