@@ -155,6 +155,9 @@ final class BrokerSession: @unchecked Sendable {
             inflightOrder.append(id)
             packets.append(.publish(publish))
         }
+        // A device gets a message now and then: an emptied queue lets go of its storage rather
+        // than keep it for the connection's life (a gateway holds tens of thousands).
+        if queue.isEmpty { queue = [] }
         return packets
     }
 
@@ -177,6 +180,11 @@ final class BrokerSession: @unchecked Sendable {
     func removeInflight(_ id: UInt16) {
         inflight[id] = nil
         if let index = inflightOrder.firstIndex(of: id) { inflightOrder.remove(at: index) }
+        // As for the queue: an empty window keeps no storage (about 260 bytes per device).
+        if inflight.isEmpty {
+            inflight = [:]
+            inflightOrder = []
+        }
     }
 
     /// The state to store for a persistent session. Call with `lock` held.
