@@ -248,8 +248,8 @@ final class BrokerCore: Sendable {
     /// the values cannot stand in a topic.
     func bindScope(_ session: BrokerSession, _ scope: [String]) -> [PendingMessage] {
         let key = SessionKey(session: session)
-        let bound = state.withLockedValue { state -> (scope: String, filters: [(filter: String, qos: MQTTQoS)])? in
-            guard let scope = state.tree.scoped.key(scope) else { return nil }
+        let filters = state.withLockedValue { state -> [(filter: String, qos: MQTTQoS)] in
+            guard let scope = state.tree.scoped.key(scope) else { return [] }
             let previous = session.lock.withLock { () -> String? in
                 defer { session.scopeKey = scope }
                 return session.scopeKey
@@ -257,11 +257,11 @@ final class BrokerCore: Sendable {
             if let previous, previous != scope { state.tree.unbind(key, scope: previous) }
             state.tree.bind(key, scope: scope)
             // The concrete filters only matter for retained messages, which a gateway rarely has.
-            return (scope, state.retained.isEmpty ? [] : state.tree.scoped.filters(key: scope).map { ($0.filter, $0.entry.qos) })
+            return state.retained.isEmpty ? [] : state.tree.scoped.filters(key: scope).map { ($0.filter, $0.entry.qos) }
         }
-        guard let bound, !bound.filters.isEmpty else { return [] }
+        guard !filters.isEmpty else { return [] }
         let principal = session.lock.withLock { session.principal }
-        return bound.filters.flatMap { retainedMessages(matching: $0.filter, qos: $0.qos, identifier: nil, for: principal) }
+        return filters.flatMap { retainedMessages(matching: $0.filter, qos: $0.qos, identifier: nil, for: principal) }
     }
 
     /// The retained messages a new subscription to `filter` gets.

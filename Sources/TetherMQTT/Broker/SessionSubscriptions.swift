@@ -1,5 +1,5 @@
 /// A session's subscriptions, by filter (with its `$share/…` prefix). Most clients have a
-/// handful (a gateway's devices have seven), kept as a short array searched in order: a
+/// handful (a gateway's devices none: theirs are templates), kept as a short array searched in order: a
 /// dictionary that size costs three times the memory. Past `listLimit` a dictionary takes over,
 /// so that a client with thousands of subscriptions stays fast.
 struct SessionSubscriptions {
