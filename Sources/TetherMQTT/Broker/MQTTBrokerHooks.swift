@@ -1,23 +1,3 @@
-/// Who a connected client is, as the authentication hook decided.
-public struct MQTTPrincipal: Hashable, Sendable {
-    /// The session's identity. The broker keys the session by the client id the client sent,
-    /// unless authentication returns a different non-empty one: a gateway that keys sessions by
-    /// device makes a device's second connection take over its first, whatever client id each
-    /// carried.
-    public var clientID: String
-    /// The user name the client presented, if the authentication hook kept it.
-    public var username: String?
-    /// Whatever the embedder wants to remember (a device's product key and name, a user id…).
-    public var attributes: [String: String]
-
-    /// Builds a principal; from authentication, an empty `clientID` keeps the one the client sent.
-    public init(clientID: String, username: String? = nil, attributes: [String: String] = [:]) {
-        self.clientID = clientID
-        self.username = username
-        self.attributes = attributes
-    }
-}
-
 /// What a client presents at CONNECT, for authentication.
 public struct MQTTConnectRequest: Sendable {
     /// The client identifier from CONNECT, as sent: empty when the client wants one assigned.

@@ -15,18 +15,6 @@ struct DeviceAuthenticator: Sendable {
     let logger: Logger
     var now: @Sendable () -> Int64 = { Clock.unixNow() }
 
-    /// Principal attributes the gateway keeps for a device connection.
-    enum Attribute {
-        static let did = "did"
-        static let productKey = "pk"
-        static let deviceName = "dn"
-        static let serverSideSubscriptions = "ss"
-        /// The product's topic classes as they were when the device connected (``AlinkTopicClasses/encoded``).
-        static let userTopics = "ut"
-        /// Present on a registration connection: the device's secret is sent, then it leaves.
-        static let registration = "register"
-    }
-
     func authenticate(_ request: MQTTConnectRequest) async -> MQTTAuthentication {
         let refusal: (MQTTReasonCode, String)
         do {
@@ -75,7 +63,7 @@ struct DeviceAuthenticator: Sendable {
         }
         if clientID.secureMode == -2 {
             return try await tokenConnection(
-                device, username: username, password: password, serverSideSubscriptions: clientID.wantsServerSideSubscriptions, isSecure: request.isSecure)
+                device, password: password, serverSideSubscriptions: clientID.wantsServerSideSubscriptions, isSecure: request.isSecure)
         }
         try checkTimestamp(clientID.timestamp)
         guard let stored = try await lookups.credentials(productKey: device.productKey, deviceName: device.deviceName) else {
@@ -88,8 +76,7 @@ struct DeviceAuthenticator: Sendable {
             throw Refusal(.badUserNameOrPassword, "the signature does not match")
         }
         guard !stored.isDisabled else { throw Refusal(.notAuthorized, "device \(device) is disabled") }
-        return Self.devicePrincipal(
-            device, did: stored.did, username: username, serverSideSubscriptions: clientID.wantsServerSideSubscriptions, userTopics: stored.userTopics)
+        return Self.devicePrincipal(device, did: stored.did, serverSideSubscriptions: clientID.wantsServerSideSubscriptions, userTopics: stored.userTopics)
     }
 
     /// One copy of each product's classes for all its connections (a principal lives as long
@@ -104,22 +91,15 @@ struct DeviceAuthenticator: Sendable {
         }
     }
 
-    private static func devicePrincipal(
-        _ device: AlinkDeviceIdentity, did: String, username: String, serverSideSubscriptions: Bool, userTopics: String
-    ) -> MQTTPrincipal {
-        MQTTPrincipal(
-            clientID: device.clientIDPrefix, username: username,
-            attributes: [
-                Attribute.did: did, Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
-                Attribute.serverSideSubscriptions: serverSideSubscriptions ? "1" : "0", Attribute.userTopics: interned(userTopics),
-            ])
+    private static func devicePrincipal(_ device: AlinkDeviceIdentity, did: String, serverSideSubscriptions: Bool, userTopics: String) -> MQTTPrincipal {
+        DevicePrincipal(did: did, device: device, serverSideSubscriptions: serverSideSubscriptions, userTopics: interned(userTopics)).principal
     }
 
     /// A whitelist-free device's reconnection (`authType=connwl,securemode=-2`): the password is
     /// the token it got on `/ext/regnwl`. The token is a secret sent as it is, so TLS is needed
     /// as for registration.
     private func tokenConnection(
-        _ device: AlinkDeviceIdentity, username: String, password: [UInt8], serverSideSubscriptions: Bool, isSecure: Bool
+        _ device: AlinkDeviceIdentity, password: [UInt8], serverSideSubscriptions: Bool, isSecure: Bool
     ) async throws -> MQTTPrincipal {
         guard isSecure || configuration.allowRegistrationWithoutTLS else {
             throw Refusal(.notAuthorized, "a token connection (securemode=-2) sends the device token and needs TLS")
@@ -131,8 +111,7 @@ struct DeviceAuthenticator: Sendable {
             throw Refusal(.badUserNameOrPassword, "the device token does not match")
         }
         guard !stored.isDisabled else { throw Refusal(.notAuthorized, "device \(device) is disabled") }
-        return Self.devicePrincipal(
-            device, did: stored.did, username: username, serverSideSubscriptions: serverSideSubscriptions, userTopics: stored.userTopics)
+        return Self.devicePrincipal(device, did: stored.did, serverSideSubscriptions: serverSideSubscriptions, userTopics: stored.userTopics)
     }
 
     /// One product, one secret (§2.3): the product secret signs the request; a device created
@@ -172,12 +151,9 @@ struct DeviceAuthenticator: Sendable {
         guard !stored.isActivated else {
             throw Refusal(.notAuthorized, "device \(device) is already activated; registration is for devices that never connected")
         }
-        return MQTTPrincipal(
-            clientID: "$register/\(device.clientIDPrefix)/\(random)", username: device.username,
-            attributes: [
-                Attribute.did: stored.did, Attribute.productKey: device.productKey, Attribute.deviceName: device.deviceName,
-                Attribute.registration: type.rawValue,
-            ])
+        var principal = DevicePrincipal(did: stored.did, device: device)
+        principal.registration = DevicePrincipal.Registration(type: type, random: random)
+        return principal.principal
     }
 
     /// A whitelist-free unit's device, created on its first registration; of two racing, the

@@ -8,8 +8,6 @@ import TetherMQTT
 /// What devices send up: property posts, events, answers to commands and RRPC calls,
 /// transparent bytes.
 extension DeviceGateway {
-    typealias Attribute = DeviceAuthenticator.Attribute
-
     /// Takes what devices sent in batches; runs of property posts are stored in one transaction
     /// (one commit for many posts), everything else one by one, all in arrival order.
     func processUplinks() async {
@@ -197,15 +195,14 @@ extension DeviceGateway {
 
     /// The device a message is about: the publisher itself, or a sub-device it carries.
     func owner(of topic: AlinkDeviceTopic, publisher: MQTTPrincipal) -> (did: String, productKey: String)? {
-        guard let did = publisher.attributes[Attribute.did], let productKey = publisher.attributes[Attribute.productKey] else { return nil }
-        if topic.device.productKey == productKey, topic.device.deviceName == publisher.attributes[Attribute.deviceName] { return (did, productKey) }
+        guard let connection = DevicePrincipal(publisher) else { return nil }
+        if topic.device == connection.device { return (connection.did, connection.device.productKey) }
         return subDevices.did(of: topic.device, via: publisher.clientID).map { ($0, topic.device.productKey) }
     }
 
     /// A gateway's own topology and session requests; a sub-device cannot make them.
     private func gatewayRequest(_ bytes: some Collection<UInt8>, topic: AlinkDeviceTopic, did: String, principal: MQTTPrincipal) async throws {
-        guard topic.device.productKey == principal.attributes[Attribute.productKey], topic.device.deviceName == principal.attributes[Attribute.deviceName]
-        else { return }
+        guard topic.device == DevicePrincipal(principal)?.device else { return }
         let request = try AlinkRequest(parsing: bytes)
         let gateway = DeviceTopologyLink.Gateway(did: did, device: topic.device, clientID: principal.clientID)
         answer(await topology.handle(request, topic: topic.topic, from: gateway), topic: topic, to: principal)

@@ -53,13 +53,14 @@ final class DevicePresence: Sendable {
             if Task.isCancelled { return }
             var run: [Change] = []
             for change in batch {
-                guard let did = change.principal.attributes[DeviceAuthenticator.Attribute.did] else { continue }
-                if change.principal.attributes[DeviceAuthenticator.Attribute.registration] != nil {
+                guard let connection = DevicePrincipal(change.principal) else { continue }
+                let did = connection.did
+                if let registering = connection.registration {
                     await record(run)
                     run = []
                     guard change.connected else { continue }
                     do {
-                        try await registration.answer(change.principal, did: did)
+                        try await registration.answer(registering, did: did, clientID: change.principal.clientID)
                     } catch {
                         logger.error("a self-registration could not be answered", metadata: ["did": "\(did)", "error": "\(error)"])
                     }

@@ -12,12 +12,12 @@ struct DeviceSelfRegistration: Sendable {
     let database: any SQLDatabase
     let logger: Logger
 
-    func answer(_ principal: MQTTPrincipal, did: String) async throws {
+    func answer(_ registration: DevicePrincipal.Registration, did: String, clientID: String) async throws {
         let store = DeviceStore(database)
         guard let device = try await store.credentials(did: did) else { return }
         let topic: String
         let answer: JSONValue
-        if principal.attributes[DeviceAuthenticator.Attribute.registration] == AlinkRegistrationType.regnwl.rawValue {
+        if registration.type == .regnwl {
             // A new token each time (a unit that lost its answer registers again); only its
             // hash is kept, and the answer goes to this connection alone.
             let token = Secrets.hex(bytes: 16)
@@ -33,7 +33,7 @@ struct DeviceSelfRegistration: Sendable {
                 "productKey": .string(device.productKey), "deviceName": .string(device.deviceName), "deviceSecret": .string(device.deviceSecret),
             ]
         }
-        broker.send(MQTTMessage(topic: topic, payload: answer.serialized(), qos: .atLeastOnce), toClientID: principal.clientID)
+        broker.send(MQTTMessage(topic: topic, payload: answer.serialized(), qos: .atLeastOnce), toClientID: clientID)
         logger.info("device registered itself", metadata: ["did": "\(did)", "alink.registration": "\(topic)"])
     }
 }

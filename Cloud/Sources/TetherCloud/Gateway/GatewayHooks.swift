@@ -5,8 +5,6 @@ import TetherMQTT
 /// topics, server-side subscriptions for `_ss=1` devices, and presence handed to the gateway in
 /// the order it happens.
 struct GatewayHooks: MQTTBrokerHooks {
-    typealias Attribute = DeviceAuthenticator.Attribute
-
     let authenticator: DeviceAuthenticator
     let presence: BatchQueue<PresenceChange>
     let subDevices: SubDeviceSessions
@@ -16,7 +14,8 @@ struct GatewayHooks: MQTTBrokerHooks {
     }
 
     func authorizePublish(_ principal: MQTTPrincipal, topic: String) -> Bool {
-        guard principal.attributes[Attribute.registration] == nil, let device = Self.device(principal) else { return false }
+        guard let connection = DevicePrincipal(principal), connection.registration == nil else { return false }
+        let device = connection.device
         // What only the cloud sends (shadow replies, upgrade offers) a device cannot publish.
         guard let parsed = AlinkDeviceTopic(parsing: topic), parsed.topic != .shadowGet, parsed.topic != .firmwareUpgrade else { return false }
         guard parsed.device == device else {
@@ -28,16 +27,17 @@ struct GatewayHooks: MQTTBrokerHooks {
         }
         // A custom topic only as its class allows; on `/ext/rrpc/…` it is the answer to a call.
         if case .user(let path) = parsed.topic, parsed.rrpcMessageID == nil {
-            return Self.topicClasses(principal).allowsPublish(path: Substring(path))
+            return Self.topicClasses(connection).allowsPublish(path: Substring(path))
         }
         return true
     }
 
     func authorizeSubscribe(_ principal: MQTTPrincipal, filter: String) -> Bool {
-        guard principal.attributes[Attribute.registration] == nil, let device = Self.device(principal) else { return false }
+        guard let connection = DevicePrincipal(principal), connection.registration == nil else { return false }
+        let device = connection.device
         let userPrefix = "/\(device.productKey)/\(device.deviceName)/user/"
         if filter.hasPrefix(userPrefix) {
-            return Self.topicClasses(principal).allowsSubscribe(filter: filter.dropFirst(userPrefix.count))
+            return Self.topicClasses(connection).allowsSubscribe(filter: filter.dropFirst(userPrefix.count))
         }
         let own = [
             "/sys/\(device.productKey)/\(device.deviceName)/",
@@ -65,13 +65,15 @@ struct GatewayHooks: MQTTBrokerHooks {
     func authorizeDelivery(_ principal: MQTTPrincipal, topic: String) -> Bool {
         guard !topic.hasPrefix("/ext/rrpc/") else { return false }
         // A wildcard subscription may match custom topics the device may not receive.
-        guard let device = Self.device(principal), topic.hasPrefix("/\(device.productKey)/\(device.deviceName)/user/") else { return true }
-        return Self.topicClasses(principal).allowsDelivery(path: topic.dropFirst("/\(device.productKey)/\(device.deviceName)/user/".count))
+        guard let connection = DevicePrincipal(principal) else { return true }
+        let userPrefix = "/\(connection.device.productKey)/\(connection.device.deviceName)/user/"
+        guard topic.hasPrefix(userPrefix) else { return true }
+        return Self.topicClasses(connection).allowsDelivery(path: topic.dropFirst(userPrefix.count))
     }
 
     /// The classes the device connected with; none when they do not read (nothing custom is allowed then).
-    static func topicClasses(_ principal: MQTTPrincipal) -> AlinkTopicClasses {
-        (try? AlinkTopicClasses(encoded: principal.attributes[Attribute.userTopics] ?? "")) ?? AlinkTopicClasses.none
+    static func topicClasses(_ connection: DevicePrincipal) -> AlinkTopicClasses {
+        (try? AlinkTopicClasses(encoded: connection.userTopics)) ?? AlinkTopicClasses.none
     }
 
     /// A device's `_ss=1` subscriptions, the same for every device up to its product key and
@@ -87,8 +89,8 @@ struct GatewayHooks: MQTTBrokerHooks {
     }
 
     func serverSideScope(for principal: MQTTPrincipal) -> [String]? {
-        guard principal.attributes[Attribute.serverSideSubscriptions] == "1", let device = Self.device(principal) else { return nil }
-        return [device.productKey, device.deviceName]
+        guard let connection = DevicePrincipal(principal), connection.serverSideSubscriptions, connection.registration == nil else { return nil }
+        return [connection.device.productKey, connection.device.deviceName]
     }
 
     func clientConnected(_ principal: MQTTPrincipal, remoteAddress: String) {
@@ -99,10 +101,6 @@ struct GatewayHooks: MQTTBrokerHooks {
         _ = presence.push(PresenceChange(principal: principal, connected: false, reason: reason, remoteAddress: "", atMs: Clock.unixMilliseconds()))
     }
 
-    static func device(_ principal: MQTTPrincipal) -> AlinkDeviceIdentity? {
-        guard let productKey = principal.attributes[Attribute.productKey], let deviceName = principal.attributes[Attribute.deviceName] else { return nil }
-        return try? AlinkDeviceIdentity(productKey: productKey, deviceName: deviceName)
-    }
 }
 
 /// A device connection began or ended.
