@@ -44,7 +44,7 @@ struct Run: AsyncParsableCommand {
 
         // A count of 0 leaves a measurement out (bench-scale.sh wants only the round trip).
         let empty = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-        let (roundTrip, unanswered) = try await measureRoundTrips(appID: appID, device: devices[0], logger: logger)
+        let (roundTrip, unanswered) = roundTrips > 0 ? try await measureRoundTrips(appID: appID, device: devices[0], logger: logger) : (empty, 0)
         let rrpc: Histogram<UInt64> = rrpcs > 0 ? try await measureRRPC(appID: appID, device: devices[1], logger: logger) : empty
         let invoke: Histogram<UInt64> = invokes > 0 ? try await measureInvokes(device: devices[2], logger: logger) : empty
         let posting: (stored: Int, errors: Int, latency: Histogram<UInt64>) = posters > 0 ? try await Self.measurePosts(Array(devices[1...posters]), mqtt: mqtt, duration: duration, logger: logger) : (0, 0, empty)

@@ -89,7 +89,7 @@ struct BulkDeviceTests {
         try await engine.withFreshDatabase { url in
             let database =
                 switch url {
-                case .sqlite(let path): "sqlite:\(path)"
+                case .sqlite(let path, _): "sqlite:\(path)"
                 case .postgres(let host, let port, let username, _, let name, _): "postgres://\(username)@\(host):\(port)/\(name)"
                 }
             let product = try JSONValue.parse(

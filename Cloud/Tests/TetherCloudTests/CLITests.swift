@@ -38,7 +38,7 @@ struct CLITests {
     func adminCommands(engine: TestEngine) async throws {
         try await engine.withFreshDatabase { url in
             let database = switch url {
-            case .sqlite(let path): "sqlite:\(path)"
+            case .sqlite(let path, _): "sqlite:\(path)"
             case .postgres(let host, let port, let username, _, let name, _): "postgres://\(username)@\(host):\(port)/\(name)"
             }
             let app = try JSONValue.parse(try await Self.run(["admin", "app", "create", "--name", "CLI app", "--database", database, "--json"]).output)

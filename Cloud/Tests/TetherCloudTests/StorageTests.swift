@@ -88,9 +88,27 @@ struct StorageTests {
         }
     }
 
+    @Test("a SQLite URL's synchronous= sets when a commit is on disk: full unless normal is asked for", arguments: SQLiteSynchronous.allCases)
+    func sqliteSynchronous(synchronous: SQLiteSynchronous) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-cloud-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try await DatabaseURL("sqlite:\(directory.path)/s.sqlite?synchronous=\(synchronous.rawValue)").open(logger: TestEngine.logger)
+        // SQLite's numbers: 1 NORMAL, 2 FULL.
+        let level = try #require(try await database.first("PRAGMA synchronous")).int("synchronous")
+        #expect(level == (synchronous == .full ? 2 : 1))
+        #expect(try #require(try await database.first("PRAGMA journal_mode")).text("journal_mode") == "wal")
+        await database.close()
+    }
+
     @Test("database URLs parse, and passwords stay out of descriptions")
     func databaseURLs() throws {
         #expect(try DatabaseURL("sqlite:data/x.sqlite") == .sqlite(path: "data/x.sqlite"))
+        #expect(try DatabaseURL("sqlite:data/x.sqlite?synchronous=normal") == .sqlite(path: "data/x.sqlite", synchronous: .normal))
+        #expect(try DatabaseURL("sqlite:data/x.sqlite?synchronous=full") == .sqlite(path: "data/x.sqlite", synchronous: .full))
+        #expect(try DatabaseURL("sqlite:data/why?.sqlite") == .sqlite(path: "data/why?.sqlite"))
+        #expect(try DatabaseURL("sqlite:x.sqlite?synchronous=normal").description == "sqlite:x.sqlite?synchronous=normal")
+        #expect(throws: StorageError.self) { try DatabaseURL("sqlite:x.sqlite?synchronous=off") }
+        #expect(throws: StorageError.self) { try DatabaseURL("sqlite:?synchronous=normal") }
         let url = try DatabaseURL("postgres://tether:s3cret@db.example:6543/cloud")
         #expect(url == .postgres(host: "db.example", port: 6543, username: "tether", password: "s3cret", database: "cloud", requireTLS: false))
         #expect(!url.description.contains("s3cret"))

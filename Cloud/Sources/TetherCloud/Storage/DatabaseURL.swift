@@ -2,9 +2,10 @@ import Foundation
 public import Logging
 import PostgresNIO
 
-/// Where the cloud keeps its data: `sqlite:PATH` or `postgres://USER:PASSWORD@HOST:PORT/DB`.
+/// Where the cloud keeps its data: `sqlite:PATH[?synchronous=normal]` or
+/// `postgres://USER:PASSWORD@HOST:PORT/DB`.
 public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
-    case sqlite(path: String)
+    case sqlite(path: String, synchronous: SQLiteSynchronous = .full)
     case postgres(host: String, port: Int, username: String, password: String?, database: String, requireTLS: Bool)
 
     /// The default: a file in `./tether-data/`, so `tether-cloud serve` needs no set-up.
@@ -12,10 +13,19 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
 
     public init(_ text: String) throws(StorageError) {
         if text.hasPrefix("sqlite:") {
-            var path = String(text.dropFirst("sqlite:".count))
+            var path = Substring(text.dropFirst("sqlite:".count))
             if path.hasPrefix("//") { path.removeFirst(2) }
+            var synchronous = SQLiteSynchronous.full
+            if let question = path.lastIndex(of: "?"), path[path.index(after: question)...].hasPrefix("synchronous=") {
+                let value = path[path.index(after: question)...].dropFirst("synchronous=".count)
+                guard let parsed = SQLiteSynchronous(rawValue: String(value)) else {
+                    throw StorageError(.invalidURL, "synchronous= is full or normal, got \(value)")
+                }
+                synchronous = parsed
+                path = path[..<question]
+            }
             guard !path.isEmpty else { throw StorageError(.invalidURL, "sqlite: needs a file path, as in sqlite:tether-data/tether.sqlite") }
-            self = .sqlite(path: path)
+            self = .sqlite(path: String(path), synchronous: synchronous)
             return
         }
         guard let components = URLComponents(string: text),
@@ -40,7 +50,8 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     /// The URL without its password, for logs and error messages.
     public var description: String {
         switch self {
-        case .sqlite(let path): "sqlite:\(path)"
+        case .sqlite(let path, .full): "sqlite:\(path)"
+        case .sqlite(let path, let synchronous): "sqlite:\(path)?synchronous=\(synchronous.rawValue)"
         case .postgres(let host, let port, let username, _, let database, _): "postgres://\(username)@\(host):\(port)/\(database)"
         }
     }
@@ -61,8 +72,8 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     /// Opens the database as it is.
     public func openWithoutMigrating(logger: Logger, maximumConnections: Int? = nil) async throws(StorageError) -> any SQLDatabase {
         switch self {
-        case .sqlite(let path):
-            return try await SQLiteEngine.open(path: path, logger: logger)
+        case .sqlite(let path, let synchronous):
+            return try await SQLiteEngine.open(path: path, synchronous: synchronous, logger: logger)
         case .postgres(let host, let port, let username, let password, let name, let requireTLS):
             var configuration = PostgresClient.Configuration(
                 host: host, port: port, username: username, password: password, database: name,

@@ -17,7 +17,7 @@ public final class SQLiteEngine: SQLDatabase {
     }
 
     /// Opens (creating if needed) the database at `path`, and its parent directory.
-    public static func open(path: String, logger: Logger) async throws(StorageError) -> SQLiteEngine {
+    public static func open(path: String, synchronous: SQLiteSynchronous = .full, logger: Logger) async throws(StorageError) -> SQLiteEngine {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
             do {
@@ -30,6 +30,7 @@ public final class SQLiteEngine: SQLDatabase {
             let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
             let engine = SQLiteEngine(connection: connection)
             try await engine.query("PRAGMA journal_mode = WAL")
+            try await engine.query("PRAGMA synchronous = \(synchronous.rawValue.uppercased())")
             try await engine.query("PRAGMA foreign_keys = ON")
             try await engine.query("PRAGMA busy_timeout = 5000")
             return engine
