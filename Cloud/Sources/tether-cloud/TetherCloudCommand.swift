@@ -13,6 +13,6 @@ struct TetherCloudCommand: AsyncParsableCommand {
 
 /// `--database`, shared by every command.
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: "sqlite:PATH (the default: sqlite:tether-data/tether.sqlite) or postgres://USER:PASSWORD@HOST:PORT/DB.")
+    @Option(help: "sqlite:PATH[?synchronous=normal] (the default: sqlite:tether-data/tether.sqlite) or postgres://USER:PASSWORD@HOST:PORT/DB.")
     var database: String = "sqlite:tether-data/tether.sqlite"
 }

@@ -100,7 +100,6 @@ struct GatewayHooks: MQTTBrokerHooks {
     func clientDisconnected(_ principal: MQTTPrincipal, reason: MQTTBrokerEvent.DisconnectReason) {
         _ = presence.push(PresenceChange(principal: principal, connected: false, reason: reason, remoteAddress: "", atMs: Clock.unixMilliseconds()))
     }
-
 }
 
 /// A device connection began or ended.
