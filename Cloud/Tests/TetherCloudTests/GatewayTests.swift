@@ -195,6 +195,36 @@ struct GatewayTests {
         }
     }
 
+    @Test("a write is logged once as sent, with its sender; a device that reports the written values before it answers has it applied, and the late answer keeps it so", arguments: TestEngine.allCases)
+    func reportBeforeAnswer(engine: TestEngine) async throws {
+        try await CloudHarness.run(engine, gateway: CloudHarness.testGateway) { cloud in
+            let (_, device, user) = try await GatewayFixtures.boundLamp(cloud)
+            try await GatewayFixtures.withDevice(cloud, device) { client in
+                let downlinks = client.downlinks()
+                let written = try await cloud.call(.post, "/app/control/\(device.did)", token: user.token, json: ["attrs": ["Brightness": 61]])
+                let id = try #require(written["command_id"].flatMap { if case .int(let id) = $0 { id } else { nil } }, "\(written.text)")
+                let downlink = try await GatewayFixtures.nextDownlink(downlinks)
+                #expect(downlink.request?.id == String(id))
+                _ = try await GatewayFixtures.waitForCommand(cloud, id, state: .sent)
+                #expect(try await client.postProperties(["Brightness": 61]).code == 200)
+                _ = try await GatewayFixtures.waitForCommand(cloud, id, state: .applied)
+                try await client.reply(downlink.request!.reply(), to: downlink)
+                // The answer is processed after the write below is sent: both in arrival order.
+                let next = try await cloud.call(.post, "/app/control/\(device.did)", token: user.token, json: ["attrs": ["Brightness": 62]])
+                let nextID = try #require(next["command_id"].flatMap { if case .int(let id) = $0 { id } else { nil } })
+                _ = try await GatewayFixtures.waitForCommand(cloud, nextID, state: .sent)
+                #expect(try await cloud.call(.get, "/app/commands/\(id)", token: user.token)["state"] == "applied")
+            }
+            let now = Clock.unixNow()
+            let log = try await cloud.call(
+                .get, "/app/devices/\(device.did)/raw_data?type=cmd&start_time=\(now - 60)&end_time=\(now + 1)&sort=asc&limit=100", token: user.token)
+            let sent = log["objects"]?.arrayValue?.filter { $0["type"] == "app2dev" } ?? []
+            #expect(sent.count == 2, "\(log.text)")
+            #expect(sent.first?["uid"] == .string(user.uid) && sent.first?["source"] == "client")
+            #expect(sent.first?["body"]?["attrs"] == ["Brightness": 61], "\(log.text)")
+        }
+    }
+
     @Test("a queued command whose time-to-live passes expires; an unanswered one expires after the answer timeout")
     func expiry() async throws {
         try await CloudHarness.run(.sqlite, gateway: CloudHarness.testGateway) { cloud in

@@ -100,6 +100,56 @@ struct StorageTests {
         await database.close()
     }
 
+    @Test("the SQLite checkpointer copies the log into the database file from its own connection, and hands checkpoints back to commits when it stops")
+    func sqliteCheckpointer() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-cloud-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = "\(directory.path)/c.sqlite"
+        let database = try await DatabaseURL("sqlite:\(path)").open(logger: TestEngine.logger)
+        let sqlite = try #require(database as? SQLiteEngine)
+        try await database.query("CREATE TABLE blobs (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+        func autocheckpoint() async throws -> Int64 { try #require(try await database.first("PRAGMA wal_autocheckpoint")).int("wal_autocheckpoint") }
+        func fileSize() throws -> Int { (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
+        #expect(try await autocheckpoint() == 1_000)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await SQLiteCheckpointer(engine: sqlite, interval: .milliseconds(20), logger: TestEngine.logger).run() }
+            try await GatewayFixtures.waitUntil("the engine leaves checkpoints to the checkpointer") { try await autocheckpoint() == 0 }
+            let before = try fileSize()
+            // About 600 log pages, under the 1,000 at which a commit of the engine would
+            // checkpoint: only the checkpointer moves them into the file.
+            for _ in 0..<300 {
+                try await database.query("INSERT INTO blobs (body) VALUES ($1)", .text(String(repeating: "x", count: 3_000)))
+            }
+            try await GatewayFixtures.waitUntil("the rows are in the database file") { try fileSize() >= before + 800_000 }
+            group.cancelAll()
+        }
+        #expect(try await autocheckpoint() == 1_000)
+        #expect(try #require(try await database.first("SELECT COUNT(*) AS n FROM blobs")).int("n") == 300)
+        await database.close()
+    }
+
+    @Test("a SQLite transaction whose task is cancelled is rolled back, and the next one begins")
+    func sqliteCancelledTransaction() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-cloud-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try await DatabaseURL("sqlite:\(directory.path)/t.sqlite").open(logger: TestEngine.logger)
+        try await database.query("CREATE TABLE marks (id INTEGER PRIMARY KEY)")
+        let started = AsyncStream<Void>.makeStream()
+        let cancelled = Task {
+            try await database.transaction { transaction in
+                try await transaction.query("INSERT INTO marks (id) VALUES (1)")
+                started.continuation.yield()
+                try await Task.sleep(for: .seconds(60))
+            }
+        }
+        for await _ in started.stream { break }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        try await database.transaction { transaction in try await transaction.query("INSERT INTO marks (id) VALUES (2)") }
+        #expect(try await database.query("SELECT id FROM marks").map { try $0.int("id") } == [2])
+        await database.close()
+    }
+
     @Test("database URLs parse, and passwords stay out of descriptions")
     func databaseURLs() throws {
         #expect(try DatabaseURL("sqlite:data/x.sqlite") == .sqlite(path: "data/x.sqlite"))

@@ -97,16 +97,17 @@ public struct CommandLedger: Sendable {
     }
 
     /// Moves a command to `state` if it is in one of `from`; nil when it was not (another node
-    /// or an earlier answer moved it first).
+    /// or an earlier answer moved it first). On `executor` when given (a transaction's).
     @discardableResult
     func move(
-        _ id: Int64, did: String? = nil, from: Set<CommandState>, to state: CommandState, code: Int? = nil, message: String? = nil, body: JSONValue? = nil
+        _ id: Int64, did: String? = nil, from: Set<CommandState>, to state: CommandState, code: Int? = nil, message: String? = nil, body: JSONValue? = nil,
+        on executor: (any SQLExecutor)? = nil
     ) async throws(StorageError) -> CommandRecord? {
         let now = Clock.unixMilliseconds()
         let allowed = from.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
         // A command sent again keeps the time it was first sent: its answer deadline stays.
         let sent = state == .sent ? ", sent_ms = COALESCE(sent_ms, $2)" : ""
-        return try await database.first(
+        return try await (executor ?? database).first(
             """
             UPDATE commands SET state = $3, updated_ms = $2, code = COALESCE($4, code), message = COALESCE($5, message),
                 body = COALESCE($7, body)\(sent)
@@ -174,8 +175,8 @@ public struct CommandLedger: Sendable {
     }
 
     /// Commands of a device whose values a report could show applied.
-    func awaitingApplication(did: String) async throws(StorageError) -> [CommandRecord] {
-        try await database.query(
+    func awaitingApplication(did: String, on executor: (any SQLExecutor)? = nil) async throws(StorageError) -> [CommandRecord] {
+        try await (executor ?? database).query(
             "SELECT \(CommandRecord.columns) FROM commands WHERE did = $1 AND kind = 'attrs' AND state IN ('sent', 'acknowledged') ORDER BY id",
             .text(did)
         ).map { row throws(StorageError) in try CommandRecord(row: row) }

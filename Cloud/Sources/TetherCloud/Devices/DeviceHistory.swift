@@ -20,16 +20,17 @@ public struct DeviceHistory: Sendable {
     func storeReports(
         _ reports: [(did: String, attrs: JSONObject)], atMs: Int64, rowsPerStatement: Int = Self.rowsPerStatement
     ) async throws -> [String: JSONObject] {
-        try await storeReports(reports, atMs: atMs, rowsPerStatement: rowsPerStatement) { _ in () }.statuses
+        try await storeReports(reports, atMs: atMs, rowsPerStatement: rowsPerStatement) { _, _ in () }.statuses
     }
 
     /// ``storeReports(_:atMs:rowsPerStatement:)`` with `alongside` written in the same
-    /// transaction (what the reports set off, such as rule events): both or neither.
+    /// transaction (what the reports set off, such as rule events and commands they show
+    /// applied): both or neither. `alongside` sees the statuses as stored.
     func storeReports<Extra: Sendable>(
         _ reports: [(did: String, attrs: JSONObject)], atMs: Int64, rowsPerStatement: Int = Self.rowsPerStatement,
-        alongside: @escaping @Sendable (any SQLExecutor) async throws -> Extra
+        alongside: @escaping @Sendable (any SQLExecutor, [String: JSONObject]) async throws -> Extra
     ) async throws -> (statuses: [String: JSONObject], extra: Extra) {
-        guard !reports.isEmpty else { return ([:], try await alongside(database)) }
+        guard !reports.isEmpty else { return ([:], try await alongside(database, [:])) }
         var seen = Set<String>()
         let order = reports.map(\.did).filter { seen.insert($0).inserted }
         return try await database.transaction { transaction -> ([String: JSONObject], Extra) in
@@ -71,7 +72,7 @@ public struct DeviceHistory: Sendable {
                     binds
                 )
             }
-            return (statuses, try await alongside(transaction))
+            return (statuses, try await alongside(transaction, statuses))
         }
     }
 
@@ -84,15 +85,30 @@ public struct DeviceHistory: Sendable {
         return ((try? JSONValue.parse(try row.text("attrs")).objectValue) ?? [:], try row.int("updated_ms"))
     }
 
+    /// Adds a row to the log, on `executor` when given (a transaction's); the row's id.
+    @discardableResult
     func log(
         did: String, kind: Kind, atMs: Int64, body: JSONValue = .null, payloadHex: String = "", ip: String = "", uid: String? = nil, appID: String? = nil,
-        source: String? = nil
-    ) async throws(StorageError) {
-        try await database.query(
-            "INSERT INTO device_log (did, kind, at_ms, ip, body, payload_hex, uid, app_id, source) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-            .text(did), .text(kind.rawValue), .int(atMs), .text(ip), .text(body == .null ? "" : body.serialized()), .text(payloadHex),
-            .optional(uid), .optional(appID), .optional(source)
-        )
+        source: String? = nil, on executor: (any SQLExecutor)? = nil
+    ) async throws(StorageError) -> Int64 {
+        guard
+            let row = try await (executor ?? database).first(
+                """
+                INSERT INTO device_log (did, kind, at_ms, ip, body, payload_hex, uid, app_id, source) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                RETURNING id
+                """,
+                .text(did), .text(kind.rawValue), .int(atMs), .text(ip), .text(body == .null ? "" : body.serialized()), .text(payloadHex),
+                .optional(uid), .optional(appID), .optional(source)
+            )
+        else {
+            throw StorageError(.queryFailed, "adding to the device log returned no row")
+        }
+        return try row.int("id")
+    }
+
+    /// Takes back a row that turned out untrue (what was logged as sent could not be).
+    func removeLog(id: Int64, on executor: (any SQLExecutor)? = nil) async throws(StorageError) {
+        try await (executor ?? database).query("DELETE FROM device_log WHERE id = $1", .int(id))
     }
 
     /// One row of the log.

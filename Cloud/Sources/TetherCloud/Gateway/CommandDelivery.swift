@@ -1,6 +1,5 @@
 import Logging
 import NIOCore
-import Synchronization
 import TetherAlink
 import TetherCore
 import TetherMQTT
@@ -18,7 +17,7 @@ final class CommandDelivery: Sendable {
     let firmware: DeviceFirmwareLink
     let logger: Logger
     /// Devices this node sent attrs commands to whose reports may show them applied.
-    let awaitingApplication = Mutex<Set<String>>([])
+    let awaitingApplication = ApplicationWatch()
 
     init(
         broker: MQTTBroker, connections: DeviceConnections, ledger: CommandLedger, history: DeviceHistory, catalogue: DeviceCatalogue, bus: any ClusterBus,
@@ -61,18 +60,31 @@ final class CommandDelivery: Sendable {
             message = MQTTMessage(topic: AlinkDeviceTopic(device: identity, topic: .downRaw).name, payload: ByteBuffer(bytes: bytes), qos: .atLeastOnce)
         }
         let from: Set<CommandState> = command.kind == .attrs ? [.accepted, .queued, .sent] : [.accepted, .queued]
-        guard let sent = try await ledger.move(command.id, from: from, to: .sent) else { return }
-        if command.kind == .attrs { _ = awaitingApplication.withLock { $0.insert(command.did) } }
+        let (ledger, history) = (self.ledger, self.history)
+        // The move to sent and its traffic-log row are one commit: an app's write waits for
+        // every commit on its way, and each costs an fsync.
+        let moved = try await ledger.database.transaction { transaction -> (record: CommandRecord, logID: Int64)? in
+            guard let sent = try await ledger.move(command.id, from: from, to: .sent, on: transaction) else { return nil }
+            let logID = try await history.log(
+                did: command.did, kind: .appToDevice, atMs: sent.sentMs ?? Clock.unixMilliseconds(), body: command.json, uid: command.uid,
+                appID: command.appID, source: "client", on: transaction)
+            return (sent, logID)
+        }
+        guard let moved else { return }
+        if command.kind == .attrs { awaitingApplication.sent(to: command.did) }
         guard broker.send(message, toClientID: clientID) else {
-            if let failed = try await ledger.move(command.id, from: [.sent], to: .failed, message: "the device disconnected before the command was sent") {
-                await bus.publish(.command(failed.update))
+            let failed = try await ledger.database.transaction { transaction -> CommandRecord? in
+                guard
+                    let failed = try await ledger.move(
+                        command.id, from: [.sent], to: .failed, message: "the device disconnected before the command was sent", on: transaction)
+                else { return nil }
+                try await history.removeLog(id: moved.logID, on: transaction)
+                return failed
             }
+            if let failed { await bus.publish(.command(failed.update)) }
             return
         }
-        try await history.log(
-            did: command.did, kind: .appToDevice, atMs: sent.sentMs ?? Clock.unixMilliseconds(), body: command.json, uid: command.uid, appID: command.appID,
-            source: "client")
-        await bus.publish(.command(sent.update))
+        await bus.publish(.command(moved.record.update))
     }
 
     /// Devices connected: what waits for them goes now, oldest first. A command that cannot be

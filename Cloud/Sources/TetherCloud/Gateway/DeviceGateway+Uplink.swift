@@ -1,6 +1,5 @@
 import Logging
 import NIOCore
-import Synchronization
 import TetherAlink
 import TetherCore
 import TetherMQTT
@@ -77,14 +76,22 @@ extension DeviceGateway {
                 if await rules.watches(post.did) { ruleEvents.append((post.did, .data, .object(post.accepted))) }
             }
         }
-        let statuses: [String: JSONObject]
         let ruleEventIDs: [Int64]
+        let applied: [CommandRecord]
+        let (ledger, delivery) = (self.ledger, self.delivery)
         do {
-            // The events rules watch go in with the reports: both stored, or neither.
-            (statuses, ruleEventIDs) = try await history.storeReports(
+            // The events rules watch, and the commands the reports show applied, go in with
+            // the reports: all stored, or none, in one commit.
+            (_, (ruleEventIDs, applied)) = try await history.storeReports(
                 posts.filter { !$0.accepted.isEmpty }.map { (did: $0.did, attrs: $0.accepted) }, atMs: now
-            ) { [ruleEvents] transaction in
-                try await RuleStore(transaction).enqueue(ruleEvents, atMs: now)
+            ) { [ruleEvents] transaction, statuses in
+                let ids = try await RuleStore(transaction).enqueue(ruleEvents, atMs: now)
+                var applied: [CommandRecord] = []
+                for did in delivery.awaitingApplication.watched(among: statuses.keys) {
+                    applied += try await Self.markApplied(
+                        did: did, status: statuses[did] ?? [:], reportedMs: now, ledger: ledger, delivery: delivery, on: transaction)
+                }
+                return (ids, applied)
             }
         } catch {
             logger.error("device reports could not be stored", metadata: ["count": "\(posts.count)", "error": "\(error)"])
@@ -115,15 +122,8 @@ extension DeviceGateway {
             answer(reply, topic: post.topic, to: post.principal)
             metrics.uplink(processed: true)
         }
+        await bus.publish(applied.map { .command($0.update) })
         if let rules, !ruleEventIDs.isEmpty { await rules.process(ids: ruleEventIDs) }
-        let candidates = delivery.awaitingApplication.withLock { $0 }.intersection(statuses.keys)
-        for did in candidates {
-            do {
-                try await markApplied(did: did, status: statuses[did]!, reportedMs: now)
-            } catch {
-                logger.error("applied commands could not be recorded", metadata: ["did": "\(did)", "error": "\(error)"])
-            }
-        }
     }
 
     private func process(_ uplink: Uplink) async {
@@ -253,27 +253,38 @@ extension DeviceGateway {
             object["output"] = reply.data
             body = .object(object)
         }
+        // A statement of its own, not a transaction: a transaction's BEGIN and COMMIT cost more
+        // than they would save here (measured), and what follows happens rarely.
         guard let record = try await ledger.move(id, did: did, from: [.accepted, .sent], to: state, code: reply.code, message: reply.message, body: body) else {
             return
         }
         await bus.publish(.command(record.update))
-        // A device may report the new values before it acknowledges them.
-        if state == .acknowledged, record.kind == .attrs, let status = try await history.status(did: did), status.updatedMs >= (record.sentMs ?? .max) {
-            try await markApplied(did: did, status: status.attrs, reportedMs: status.updatedMs)
+        // A device may report the new values before it acknowledges them. While the device is
+        // watched, its reports have already moved what they showed applied; only a device that
+        // left the watch early needs its stored status read (on the write's path, so not always).
+        guard state == .acknowledged, record.kind == .attrs, !delivery.awaitingApplication.isWatched(did) else { return }
+        if let status = try await history.status(did: did), status.updatedMs >= (record.sentMs ?? .max) {
+            let applied = try await Self.markApplied(
+                did: did, status: status.attrs, reportedMs: status.updatedMs, ledger: ledger, delivery: delivery, on: ledger.database)
+            await bus.publish(applied.map { .command($0.update) })
         }
     }
 
-    /// Commands whose every written value the device now reports are applied.
-    private func markApplied(did: String, status: JSONObject, reportedMs: Int64) async throws {
-        let awaiting = try await ledger.awaitingApplication(did: did)
-        if awaiting.isEmpty { _ = delivery.awaitingApplication.withLock { $0.remove(did) } }
+    /// Moves to applied, on `executor`, the commands whose every written value the device now
+    /// reports; what moved. A device with nothing left to apply leaves `delivery`'s watch.
+    private static func markApplied(
+        did: String, status: JSONObject, reportedMs: Int64, ledger: CommandLedger, delivery: CommandDelivery, on executor: any SQLExecutor
+    ) async throws(StorageError) -> [CommandRecord] {
+        let stamp = delivery.awaitingApplication.stamp(of: did)
+        let awaiting = try await ledger.awaitingApplication(did: did, on: executor)
+        if awaiting.isEmpty { delivery.awaitingApplication.leave(did, since: stamp) }
+        var applied: [CommandRecord] = []
         for command in awaiting where (command.sentMs ?? .max) <= reportedMs {
             let written = command.attrs
             guard written.keys.allSatisfy({ status[$0] == written[$0] }) else { continue }
-            if let applied = try await ledger.move(command.id, from: [.sent, .acknowledged], to: .applied) {
-                await bus.publish(.command(applied.update))
-            }
+            if let record = try await ledger.move(command.id, from: [.sent, .acknowledged], to: .applied, on: executor) { applied.append(record) }
         }
+        return applied
     }
 
     private func answer(_ reply: AlinkReply, topic: AlinkDeviceTopic, to principal: MQTTPrincipal) {

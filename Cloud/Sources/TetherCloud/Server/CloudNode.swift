@@ -142,6 +142,8 @@ public struct CloudNode: Sendable {
             AutomationLoop(firing: scheduleFiring, runner: automationRunner, rules: ruleEngine, configuration: configuration.scheduler, logger: logger),
         ]
         if let gateway { services.append(gateway) }
+        // No commit waits for the log to be copied into the database file.
+        if let sqlite = database as? SQLiteEngine { services.append(SQLiteCheckpointer(engine: sqlite, logger: logger)) }
         if let metricsListener { services.append(metricsListener) }
         let accounts = self.accounts, control = self.control, history = self.history, hub = self.hub, logger = self.logger
         let loginTimeout = configuration.http.webSocketLoginTimeout

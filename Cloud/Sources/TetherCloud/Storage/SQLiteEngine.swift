@@ -9,10 +9,17 @@ import SQLiteNIO
 /// one after another; a transaction holds the connection until it ends.
 public final class SQLiteEngine: SQLDatabase {
     public let dialect = SQLDialect.sqlite
+    /// The database file.
+    let path: String
     private let connection: SQLiteConnection
     private let lock = AsyncSerialLock()
 
-    private init(connection: SQLiteConnection) {
+    /// Log pages after which a commit checkpoints, when no ``SQLiteCheckpointer`` runs
+    /// (SQLite's default).
+    static let autocheckpointPages = 1_000
+
+    private init(path: String, connection: SQLiteConnection) {
+        self.path = path
         self.connection = connection
     }
 
@@ -28,7 +35,7 @@ public final class SQLiteEngine: SQLDatabase {
         }
         do {
             let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-            let engine = SQLiteEngine(connection: connection)
+            let engine = SQLiteEngine(path: path, connection: connection)
             try await engine.query("PRAGMA journal_mode = WAL")
             try await engine.query("PRAGMA synchronous = \(synchronous.rawValue.uppercased())")
             try await engine.query("PRAGMA foreign_keys = ON")
@@ -53,16 +60,37 @@ public final class SQLiteEngine: SQLDatabase {
         _ body: @Sendable (any SQLExecutor) async throws -> Result
     ) async throws -> Result {
         try await lock.withLock {
-            try await self.run("BEGIN IMMEDIATE", [])
+            try await self.control("BEGIN IMMEDIATE")
             let result: Result
             do {
                 result = try await body(Transaction(engine: self))
+                try await self.control("COMMIT")
             } catch {
-                _ = try? await self.run("ROLLBACK", [])
+                _ = try? await self.control("ROLLBACK")
                 throw error
             }
-            try await self.run("COMMIT", [])
             return result
+        }
+    }
+
+    /// Sets how many log pages make a commit checkpoint (0: none do), also from a task that
+    /// was cancelled.
+    func setAutocheckpoint(pages: Int) async throws(StorageError) {
+        do {
+            try await lock.withLock { try await self.control("PRAGMA wal_autocheckpoint = \(pages)") }
+        } catch {
+            throw Self.storageError(error)
+        }
+    }
+
+    /// Runs a statement that must not be cut short by the caller's cancellation, as the
+    /// statements of the async API are while they wait for a thread: a transaction left open
+    /// fails every later BEGIN. The caller holds the lock.
+    private func control(_ sql: String) async throws(StorageError) {
+        do {
+            _ = try await connection.query(sql, []).get()
+        } catch {
+            throw Self.storageError(error)
         }
     }
 
