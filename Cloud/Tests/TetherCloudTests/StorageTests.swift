@@ -125,6 +125,8 @@ struct StorageTests {
         }
         #expect(try await autocheckpoint() == 1_000)
         #expect(try #require(try await database.first("SELECT COUNT(*) AS n FROM blobs")).int("n") == 300)
+        #expect(SQLiteCheckpointer.applies(to: path))
+        #expect(!SQLiteCheckpointer.applies(to: ":memory:") && !SQLiteCheckpointer.applies(to: "file:x?mode=memory"))
         await database.close()
     }
 

@@ -27,10 +27,6 @@ final class ApplicationWatch: Sendable {
         state.withLock { state in dids.filter { state.stamps[$0] != nil } }
     }
 
-    func isWatched(_ did: String) -> Bool {
-        state.withLock { $0.stamps[did] != nil }
-    }
-
     /// What to hand ``leave(_:since:)`` after reading the ledger: taken before the read.
     func stamp(of did: String) -> UInt64? {
         state.withLock { $0.stamps[did] }

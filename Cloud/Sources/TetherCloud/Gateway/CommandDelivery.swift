@@ -73,13 +73,11 @@ final class CommandDelivery: Sendable {
         guard let moved else { return }
         if command.kind == .attrs { awaitingApplication.sent(to: command.did) }
         guard broker.send(message, toClientID: clientID) else {
+            // The traffic row goes whatever the ledger says now: this sending did not happen.
             let failed = try await ledger.database.transaction { transaction -> CommandRecord? in
-                guard
-                    let failed = try await ledger.move(
-                        command.id, from: [.sent], to: .failed, message: "the device disconnected before the command was sent", on: transaction)
-                else { return nil }
                 try await history.removeLog(id: moved.logID, on: transaction)
-                return failed
+                return try await ledger.move(
+                    command.id, from: [.sent], to: .failed, message: "the device disconnected before the command was sent", on: transaction)
             }
             if let failed { await bus.publish(.command(failed.update)) }
             return

@@ -76,29 +76,48 @@ extension DeviceGateway {
                 if await rules.watches(post.did) { ruleEvents.append((post.did, .data, .object(post.accepted))) }
             }
         }
-        let ruleEventIDs: [Int64]
-        let applied: [CommandRecord]
-        let (ledger, delivery) = (self.ledger, self.delivery)
+        let reports = posts.filter { !$0.accepted.isEmpty }.map { (did: $0.did, attrs: $0.accepted) }
+        var ruleEventIDs: [Int64] = []
+        var applied: [CommandRecord] = []
+        let (ledger, delivery, logger) = (self.ledger, self.delivery, self.logger)
         do {
             // The events rules watch, and the commands the reports show applied, go in with
-            // the reports: all stored, or none, in one commit.
-            (_, (ruleEventIDs, applied)) = try await history.storeReports(
-                posts.filter { !$0.accepted.isEmpty }.map { (did: $0.did, attrs: $0.accepted) }, atMs: now
-            ) { [ruleEvents] transaction, statuses in
+            // the reports: all in one commit. Devices in order, so that concurrent
+            // transactions lock ledger rows in one order.
+            (_, (ruleEventIDs, applied)) = try await history.storeReports(reports, atMs: now) { [ruleEvents] transaction, statuses in
                 let ids = try await RuleStore(transaction).enqueue(ruleEvents, atMs: now)
                 var applied: [CommandRecord] = []
-                for did in delivery.awaitingApplication.watched(among: statuses.keys) {
+                for did in delivery.awaitingApplication.watched(among: statuses.keys.sorted()) {
                     applied += try await Self.markApplied(
                         did: did, status: statuses[did] ?? [:], reportedMs: now, ledger: ledger, delivery: delivery, on: transaction)
                 }
                 return (ids, applied)
             }
         } catch {
-            logger.error("device reports could not be stored", metadata: ["count": "\(posts.count)", "error": "\(error)"])
-            for post in posts {
-                answer(post.request.reply(code: AlinkCodes.serverError, message: "the report could not be stored"), topic: post.topic, to: post.principal)
+            // Recording what the reports show applied must not cost the reports (one device's
+            // ledger cannot fail a batch of hundreds): they are stored without it, and the
+            // commands move after, each device on its own.
+            logger.warning("reports and what they show applied could not be stored together; storing the reports alone", metadata: ["error": "\(error)"])
+            do {
+                let statuses: [String: JSONObject]
+                (statuses, ruleEventIDs) = try await history.storeReports(reports, atMs: now) { [ruleEvents] transaction, _ in
+                    try await RuleStore(transaction).enqueue(ruleEvents, atMs: now)
+                }
+                for did in delivery.awaitingApplication.watched(among: statuses.keys.sorted()) {
+                    do {
+                        applied += try await Self.markApplied(
+                            did: did, status: statuses[did] ?? [:], reportedMs: now, ledger: ledger, delivery: delivery, on: ledger.database)
+                    } catch {
+                        logger.error("applied commands could not be recorded", metadata: ["did": "\(did)", "error": "\(error)"])
+                    }
+                }
+            } catch {
+                logger.error("device reports could not be stored", metadata: ["count": "\(posts.count)", "error": "\(error)"])
+                for post in posts {
+                    answer(post.request.reply(code: AlinkCodes.serverError, message: "the report could not be stored"), topic: post.topic, to: post.principal)
+                }
+                return
             }
-            return
         }
         let stored = posts.filter { !$0.accepted.isEmpty }
         await bus.publish(stored.map { .status(did: $0.did, attrs: .object($0.accepted), atMs: now) })
@@ -259,11 +278,9 @@ extension DeviceGateway {
             return
         }
         await bus.publish(.command(record.update))
-        // A device may report the new values before it acknowledges them. While the device is
-        // watched, its reports have already moved what they showed applied; only a device that
-        // left the watch early needs its stored status read (on the write's path, so not always).
-        guard state == .acknowledged, record.kind == .attrs, !delivery.awaitingApplication.isWatched(did) else { return }
-        if let status = try await history.status(did: did), status.updatedMs >= (record.sentMs ?? .max) {
+        // A device may report the new values before it acknowledges them, also to another node
+        // or before this node restarted (which knew nothing of the write): its stored status says.
+        if state == .acknowledged, record.kind == .attrs, let status = try await history.status(did: did), status.updatedMs >= (record.sentMs ?? .max) {
             let applied = try await Self.markApplied(
                 did: did, status: status.attrs, reportedMs: status.updatedMs, ledger: ledger, delivery: delivery, on: ledger.database)
             await bus.publish(applied.map { .command($0.update) })

@@ -143,7 +143,9 @@ public struct CloudNode: Sendable {
         ]
         if let gateway { services.append(gateway) }
         // No commit waits for the log to be copied into the database file.
-        if let sqlite = database as? SQLiteEngine { services.append(SQLiteCheckpointer(engine: sqlite, logger: logger)) }
+        if let sqlite = database as? SQLiteEngine, SQLiteCheckpointer.applies(to: sqlite.path) {
+            services.append(SQLiteCheckpointer(engine: sqlite, logger: logger))
+        }
         if let metricsListener { services.append(metricsListener) }
         let accounts = self.accounts, control = self.control, history = self.history, hub = self.hub, logger = self.logger
         let loginTimeout = configuration.http.webSocketLoginTimeout

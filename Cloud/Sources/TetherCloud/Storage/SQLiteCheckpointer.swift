@@ -9,51 +9,82 @@ import SQLiteNIO
 /// that commit, and every statement queued behind it on the engine's one connection, waits
 /// while about 4 MB are written and synced. While this service runs, the engine's connection
 /// does not checkpoint; this one does, every `interval`, with `PASSIVE` (it never holds up a
-/// writer). Under a steady stream of writes a passive checkpoint may never find the log
-/// caught up, which is when SQLite starts the log over, so past `restartPages` it restarts
-/// the log itself, briefly between two statements of the engine. When the service stops the
-/// engine checkpoints for itself again.
+/// writer), and the next write after a checkpoint that caught up starts the log over. Under a
+/// steady stream of writes a passive checkpoint may never catch up, so past `restartPages` not
+/// yet copied it asks for a `RESTART`, which waits for writers at most
+/// `restartWaitMilliseconds`. When a
+/// checkpoint fails, and when the service stops, the engine checkpoints for itself again.
 struct SQLiteCheckpointer: Service {
     let engine: SQLiteEngine
     var interval: Duration = .milliseconds(200)
     var restartPages = 8_192
+    var restartWaitMilliseconds = 100
     let logger: Logger
 
+    /// Whether `path` names a database file another connection can open (not one in memory).
+    static func applies(to path: String) -> Bool {
+        !path.isEmpty && path != ":memory:" && !path.contains("mode=memory")
+    }
+
     func run() async throws {
-        let connection = try await SQLiteConnection.open(storage: .file(path: engine.path), logger: logger)
+        let connection: SQLiteConnection
         do {
-            _ = try await connection.query("PRAGMA busy_timeout = 5000")
-            try await engine.setAutocheckpoint(pages: 0)
+            connection = try await SQLiteConnection.open(storage: .file(path: engine.path), logger: logger)
         } catch {
-            try? await connection.close().get()
-            throw error
+            // Commits checkpoint as SQLite does by default: slower at times, nothing lost.
+            logger.warning("SQLite checkpoints stay with commits: no connection of their own", metadata: ["error": "\(error)"])
+            try? await gracefulShutdown()
+            return
         }
-        await cancelWhenGracefulShutdown {
+        let handedOver = await cancelWhenGracefulShutdown { () async -> Bool in
+            var handedOver = false
+            do {
+                _ = try await connection.query("PRAGMA busy_timeout = \(restartWaitMilliseconds)")
+            } catch {
+                logger.warning("SQLite checkpointer: busy timeout not set", metadata: ["error": "\(error)"])
+            }
             while !Task.isCancelled {
+                let done = await checkpoint(connection)
+                if done != handedOver {
+                    // Taken while checkpoints succeed; given back to commits while they fail, so
+                    // that the log cannot grow without end.
+                    do {
+                        try await engine.setAutocheckpoint(pages: done ? 0 : SQLiteEngine.autocheckpointPages)
+                        handedOver = done
+                        if !done { logger.warning("SQLite checkpoints are back with commits until one of the checkpointer's succeeds") }
+                    } catch {
+                        logger.warning("SQLite checkpointer: autocheckpoint not changed", metadata: ["error": "\(error)"])
+                    }
+                }
                 do {
                     try await Task.sleep(for: interval)
                 } catch {
-                    return
+                    break
                 }
-                await checkpoint(connection)
             }
+            return handedOver
         }
-        try? await engine.setAutocheckpoint(pages: SQLiteEngine.autocheckpointPages)
+        if handedOver { try? await engine.setAutocheckpoint(pages: SQLiteEngine.autocheckpointPages) }
         // The future's close, which cancellation does not cut short: a connection left open
         // traps when it is released.
         try? await connection.close().get()
     }
 
-    private func checkpoint(_ connection: SQLiteConnection) async {
+    /// One checkpoint; whether it ran.
+    private func checkpoint(_ connection: SQLiteConnection) async -> Bool {
         do {
             // One row: busy, pages in the log, pages of it now in the database file.
             let row = try await connection.query("PRAGMA wal_checkpoint(PASSIVE)").first
-            let logPages = row?.columns.dropFirst().first?.data.integer ?? 0
-            if logPages > restartPages {
-                try await engine.query("PRAGMA wal_checkpoint(RESTART)")
+            let columns = row?.columns.map(\.data.integer) ?? []
+            let logPages = columns.count == 3 ? columns[1] ?? 0 : 0
+            let copiedPages = columns.count == 3 ? columns[2] ?? 0 : 0
+            if copiedPages < logPages, logPages > restartPages {
+                _ = try await connection.query("PRAGMA wal_checkpoint(RESTART)")
             }
+            return true
         } catch {
-            logger.warning("SQLite checkpoint failed; the next one tries again", metadata: ["error": "\(error)"])
+            logger.warning("SQLite checkpoint failed", metadata: ["error": "\(error)"])
+            return false
         }
     }
 }
