@@ -11,9 +11,9 @@ import SQLiteNIO
 /// does not checkpoint; this one does, every `interval`, with `PASSIVE` (it never holds up a
 /// writer), and the next write after a checkpoint that caught up starts the log over. Under a
 /// steady stream of writes a passive checkpoint may never catch up, so past `restartPages` not
-/// yet copied it asks for a `RESTART`, which waits for writers at most
-/// `restartWaitMilliseconds`. When a
-/// checkpoint fails, and when the service stops, the engine checkpoints for itself again.
+/// yet copied it has the engine restart the log between two of its statements, waiting for
+/// other connections at most `restartWaitMilliseconds`. When a checkpoint fails, and when the
+/// service stops, the engine checkpoints for itself again.
 struct SQLiteCheckpointer: Service {
     let engine: SQLiteEngine
     var interval: Duration = .milliseconds(200)
@@ -38,11 +38,6 @@ struct SQLiteCheckpointer: Service {
         }
         let handedOver = await cancelWhenGracefulShutdown { () async -> Bool in
             var handedOver = false
-            do {
-                _ = try await connection.query("PRAGMA busy_timeout = \(restartWaitMilliseconds)")
-            } catch {
-                logger.warning("SQLite checkpointer: busy timeout not set", metadata: ["error": "\(error)"])
-            }
             while !Task.isCancelled {
                 let done = await checkpoint(connection)
                 if done != handedOver {
@@ -79,7 +74,7 @@ struct SQLiteCheckpointer: Service {
             let logPages = columns.count == 3 ? columns[1] ?? 0 : 0
             let copiedPages = columns.count == 3 ? columns[2] ?? 0 : 0
             if copiedPages < logPages, logPages > restartPages {
-                _ = try await connection.query("PRAGMA wal_checkpoint(RESTART)")
+                try await engine.restartLog(waitingAtMost: restartWaitMilliseconds)
             }
             return true
         } catch {

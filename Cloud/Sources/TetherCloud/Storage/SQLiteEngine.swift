@@ -18,6 +18,10 @@ public final class SQLiteEngine: SQLDatabase {
     /// (SQLite's default).
     static let autocheckpointPages = 1_000
 
+    /// How long a statement waits for another connection's lock (the checkpointer's, or a
+    /// backup's) before it fails.
+    static let busyTimeoutMilliseconds = 5_000
+
     private init(path: String, connection: SQLiteConnection) {
         self.path = path
         self.connection = connection
@@ -39,7 +43,7 @@ public final class SQLiteEngine: SQLDatabase {
             try await engine.query("PRAGMA journal_mode = WAL")
             try await engine.query("PRAGMA synchronous = \(synchronous.rawValue.uppercased())")
             try await engine.query("PRAGMA foreign_keys = ON")
-            try await engine.query("PRAGMA busy_timeout = 5000")
+            try await engine.query("PRAGMA busy_timeout = \(busyTimeoutMilliseconds)")
             return engine
         } catch let error as StorageError {
             throw error
@@ -78,6 +82,27 @@ public final class SQLiteEngine: SQLDatabase {
     func setAutocheckpoint(pages: Int) async throws(StorageError) {
         do {
             try await lock.withLock { try await self.control("PRAGMA wal_autocheckpoint = \(pages)") }
+        } catch {
+            throw Self.storageError(error)
+        }
+    }
+
+    /// Has SQLite start the write-ahead log over (`wal_checkpoint(RESTART)`) between two
+    /// statements, waiting for other connections' readers at most `milliseconds`: here, not
+    /// from another connection, whose wait would make this one's writers sleep in their busy
+    /// handler for longer than it lasts.
+    func restartLog(waitingAtMost milliseconds: Int) async throws(StorageError) {
+        do {
+            try await lock.withLock {
+                try await self.control("PRAGMA busy_timeout = \(milliseconds)")
+                do {
+                    try await self.control("PRAGMA wal_checkpoint(RESTART)")
+                } catch {
+                    try? await self.control("PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)")
+                    throw error
+                }
+                try await self.control("PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)")
+            }
         } catch {
             throw Self.storageError(error)
         }
