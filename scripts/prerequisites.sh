@@ -5,11 +5,12 @@
 #   postgresql         the cloud's production engine, which every storage test also runs on
 #   python3-venv/pip   the virtual environment of the Python interop peers (.venv-test/)
 #   dbus               a private dbus-daemon for the D-Bus client and the Bluetooth tests (bluezoo on it)
+#   libsqlite3-dev     SQLite, which the cloud's default engine calls directly
 # On Debian/Ubuntu, as root (CI) or with password-less sudo, missing packages are installed with
 # apt; otherwise this stops at once and prints the exact command to run. On macOS, Homebrew.
 set -euo pipefail
 
-apt_packages=(iproute2 mosquitto mosquitto-clients postgresql python3 python3-venv python3-pip dbus)
+apt_packages=(iproute2 mosquitto mosquitto-clients postgresql python3 python3-venv python3-pip dbus libsqlite3-dev pkg-config)
 brew_packages=(mosquitto postgresql@16 python dbus)
 
 stop() {

@@ -17,7 +17,7 @@ final class AsyncSerialLock: Sendable {
         return try await body()
     }
 
-    private func acquire() async {
+    func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let acquired = state.withLock { state -> Bool in
                 if state.locked {
@@ -31,7 +31,7 @@ final class AsyncSerialLock: Sendable {
         }
     }
 
-    private func release() {
+    func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if let next = state.waiters.popFirst() { return next }
             state.locked = false

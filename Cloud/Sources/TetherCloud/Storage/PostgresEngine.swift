@@ -100,12 +100,16 @@ public final class PostgresEngine: SQLDatabase {
         }
         let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
         var result: [SQLRow] = []
+        var columns: SQLColumns?
         for try await row in rows {
-            var values: [String: SQLValue] = [:]
+            var cells: [SQLValue] = []
+            cells.reserveCapacity(columns?.count ?? 8)
             for cell in row {
-                values[cell.columnName] = try value(cell)
+                cells.append(try value(cell))
             }
-            result.append(SQLRow(values: values))
+            let names = columns ?? SQLColumns(names: row.map(\.columnName))
+            columns = names
+            result.append(SQLRow(columns: names, cells: cells))
         }
         return result
     }

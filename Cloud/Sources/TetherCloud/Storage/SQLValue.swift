@@ -22,13 +22,50 @@ extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
     public init(integerLiteral value: Int64) { self = .int(value) }
 }
 
+/// The column names of a statement's result, shared by its rows.
+final class SQLColumns: Sendable {
+    let names: [String]
+    /// Where each name is; a name given twice means its last column.
+    private let positions: [String: Int]
+
+    init(names: [String]) {
+        self.names = names
+        var positions: [String: Int] = [:]
+        for (position, name) in names.enumerated() { positions[name] = position }
+        self.positions = positions
+    }
+
+    var count: Int { names.count }
+
+    func position(of name: String) -> Int? { positions[name] }
+}
+
 /// One result row, by column name.
 public struct SQLRow: Sendable {
-    public var values: [String: SQLValue]
+    private let columns: SQLColumns
+    private let cells: [SQLValue]
 
-    public init(values: [String: SQLValue]) { self.values = values }
+    init(columns: SQLColumns, cells: [SQLValue]) {
+        self.columns = columns
+        self.cells = cells
+    }
 
-    public subscript(column: String) -> SQLValue { values[column] ?? .null }
+    public init(values: [String: SQLValue]) {
+        let names = Array(values.keys)
+        self.init(columns: SQLColumns(names: names), cells: names.map { values[$0]! })
+    }
+
+    /// The row as a dictionary, by column name.
+    public var values: [String: SQLValue] {
+        var values: [String: SQLValue] = [:]
+        for (name, cell) in zip(columns.names, cells) { values[name] = cell }
+        return values
+    }
+
+    public subscript(column: String) -> SQLValue {
+        guard let position = columns.position(of: column) else { return .null }
+        return cells[position]
+    }
 
     public func text(_ column: String) throws(StorageError) -> String {
         guard let value = optionalText(column) else { throw .unexpectedValue(column: column) }

@@ -1,6 +1,5 @@
 import Logging
 import ServiceLifecycle
-import SQLiteNIO
 
 /// Copies SQLite's write-ahead log into the database file from a connection of its own, so
 /// that no commit waits for it.
@@ -27,9 +26,12 @@ struct SQLiteCheckpointer: Service {
     }
 
     func run() async throws {
-        let connection: SQLiteConnection
+        let connection: SQLiteHandle
         do {
-            connection = try await SQLiteConnection.open(storage: .file(path: engine.path), logger: logger)
+            let path = engine.path
+            connection = try await SQLiteEngine.onThreadPool { () throws(StorageError) in
+                try SQLiteHandle(path: path, busyTimeoutMilliseconds: SQLiteEngine.busyTimeoutMilliseconds)
+            }
         } catch {
             // Commits checkpoint as SQLite does by default: slower at times, nothing lost.
             logger.warning("SQLite checkpoints stay with commits: no connection of their own", metadata: ["error": "\(error)"])
@@ -60,19 +62,23 @@ struct SQLiteCheckpointer: Service {
             return handedOver
         }
         if handedOver { try? await engine.setAutocheckpoint(pages: SQLiteEngine.autocheckpointPages) }
-        // The future's close, which cancellation does not cut short: a connection left open
-        // traps when it is released.
-        try? await connection.close().get()
+        _ = try? await SQLiteEngine.onThreadPool { () throws(StorageError) in connection.close() }
     }
 
     /// One checkpoint; whether it ran.
-    private func checkpoint(_ connection: SQLiteConnection) async -> Bool {
+    private func checkpoint(_ connection: SQLiteHandle) async -> Bool {
         do {
-            // One row: busy, pages in the log, pages of it now in the database file.
-            let row = try await connection.query("PRAGMA wal_checkpoint(PASSIVE)").first
-            let columns = row?.columns.map(\.data.integer) ?? []
-            let logPages = columns.count == 3 ? columns[1] ?? 0 : 0
-            let copiedPages = columns.count == 3 ? columns[2] ?? 0 : 0
+            // One row: busy, pages in the log, pages of it now in the database file. It writes
+            // and syncs the database file, so it runs on the thread pool.
+            let row = try await SQLiteEngine.onThreadPool { () throws(StorageError) in
+                do throws(SQLiteHandle.Failure) {
+                    return try connection.execute("PRAGMA wal_checkpoint(PASSIVE)").first
+                } catch {
+                    throw error.error
+                }
+            }
+            let logPages = row?.optionalInt("log") ?? 0
+            let copiedPages = row?.optionalInt("checkpointed") ?? 0
             if copiedPages < logPages, logPages > restartPages {
                 try await engine.restartLog(waitingAtMost: restartWaitMilliseconds)
             }

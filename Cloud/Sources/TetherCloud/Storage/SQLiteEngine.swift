@@ -1,18 +1,29 @@
 import Foundation
 public import Logging
-import NIOCore
-import SQLiteNIO
+import NIOPosix
+import Synchronization
 
 /// The default engine: one SQLite file, nothing to install.
 ///
 /// SQLite allows one writer at a time, so the engine keeps one connection and runs statements
 /// one after another; a transaction holds the connection until it ends.
+///
+/// A statement runs on the thread of the task that asks for it: most take microseconds, less
+/// than the two thread switches a trip to a thread pool costs. What may wait for the disk or
+/// for another connection goes to `NIOThreadPool.singleton` instead, so that no task thread
+/// blocks on it: a commit that syncs the log (`synchronous=full`) or may checkpoint it (when
+/// no ``SQLiteCheckpointer`` runs), a statement with more than ``inlineBindLimit`` values (a
+/// many-row batch), and a statement that found another connection holding the lock, which is
+/// tried again there with the busy timeout.
 public final class SQLiteEngine: SQLDatabase {
     public let dialect = SQLDialect.sqlite
     /// The database file.
     let path: String
-    private let connection: SQLiteConnection
+    let synchronous: SQLiteSynchronous
+    private let handle: SQLiteHandle
     private let lock = AsyncSerialLock()
+    /// Whether a commit may checkpoint the log (SQLite's `wal_autocheckpoint` is on).
+    private let commitsCheckpoint = Atomic<Bool>(true)
 
     /// Log pages after which a commit checkpoints, when no ``SQLiteCheckpointer`` runs
     /// (SQLite's default).
@@ -22,9 +33,13 @@ public final class SQLiteEngine: SQLDatabase {
     /// backup's) before it fails.
     static let busyTimeoutMilliseconds = 5_000
 
-    private init(path: String, connection: SQLiteConnection) {
+    /// Statements with more values than this run on the thread pool.
+    static let inlineBindLimit = 64
+
+    private init(path: String, synchronous: SQLiteSynchronous, handle: SQLiteHandle) {
         self.path = path
-        self.connection = connection
+        self.synchronous = synchronous
+        self.handle = handle
     }
 
     /// Opens (creating if needed) the database at `path`, and its parent directory.
@@ -37,53 +52,52 @@ public final class SQLiteEngine: SQLDatabase {
                 throw StorageError(.connectionFailed, "cannot create \(directory): \(error)")
             }
         }
-        do {
-            let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-            let engine = SQLiteEngine(path: path, connection: connection)
-            try await engine.query("PRAGMA journal_mode = WAL")
-            try await engine.query("PRAGMA synchronous = \(synchronous.rawValue.uppercased())")
-            try await engine.query("PRAGMA foreign_keys = ON")
-            try await engine.query("PRAGMA busy_timeout = \(busyTimeoutMilliseconds)")
-            return engine
-        } catch let error as StorageError {
-            throw error
-        } catch {
-            throw StorageError(.connectionFailed, "cannot open SQLite database \(path): \(error)")
+        let handle = try await onThreadPool { () throws(StorageError) in
+            let handle = try SQLiteHandle(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            do throws(SQLiteHandle.Failure) {
+                try handle.execute("PRAGMA journal_mode = WAL")
+                try handle.execute("PRAGMA synchronous = \(synchronous.rawValue.uppercased())")
+                try handle.execute("PRAGMA foreign_keys = ON")
+            } catch {
+                handle.close()
+                throw StorageError(.connectionFailed, "cannot open SQLite database \(path): \(error.error.message)")
+            }
+            return handle
         }
+        return SQLiteEngine(path: path, synchronous: synchronous, handle: handle)
     }
 
     public func query(_ sql: String, _ binds: [SQLValue]) async throws(StorageError) -> [SQLRow] {
-        do {
-            return try await lock.withLock { try await self.run(sql, binds) }
-        } catch {
-            throw Self.storageError(error)
-        }
+        try await locked { () async throws(StorageError) in try await self.runAlone(sql, binds) }
     }
 
     public func transaction<Result: Sendable>(
         _ body: @Sendable (any SQLExecutor) async throws -> Result
     ) async throws -> Result {
-        try await lock.withLock {
-            try await self.control("BEGIN IMMEDIATE")
-            let result: Result
-            do {
-                result = try await body(Transaction(engine: self))
-                try await self.control("COMMIT")
-            } catch {
-                _ = try? await self.control("ROLLBACK")
-                throw error
-            }
-            return result
+        await lock.acquire()
+        defer { lock.release() }
+        try await begin()
+        let result: Result
+        do {
+            result = try await body(Transaction(engine: self))
+            try await commit()
+        } catch {
+            // A failed commit may have ended the transaction already.
+            if handle.inTransaction { _ = try? handle.execute("ROLLBACK") }
+            throw error
         }
+        return result
     }
 
-    /// Sets how many log pages make a commit checkpoint (0: none do), also from a task that
-    /// was cancelled.
+    /// Sets how many log pages make a commit checkpoint (0: none do).
     func setAutocheckpoint(pages: Int) async throws(StorageError) {
-        do {
-            try await lock.withLock { try await self.control("PRAGMA wal_autocheckpoint = \(pages)") }
-        } catch {
-            throw Self.storageError(error)
+        try await locked { () throws(StorageError) in
+            do throws(SQLiteHandle.Failure) {
+                try self.handle.execute("PRAGMA wal_autocheckpoint = \(pages)")
+            } catch {
+                throw error.error
+            }
+            self.commitsCheckpoint.store(pages > 0, ordering: .relaxed)
         }
     }
 
@@ -92,55 +106,25 @@ public final class SQLiteEngine: SQLDatabase {
     /// from another connection, whose wait would make this one's writers sleep in their busy
     /// handler for longer than it lasts.
     func restartLog(waitingAtMost milliseconds: Int) async throws(StorageError) {
-        do {
-            try await lock.withLock {
-                try await self.control("PRAGMA busy_timeout = \(milliseconds)")
-                do {
-                    try await self.control("PRAGMA wal_checkpoint(RESTART)")
+        try await locked { () async throws(StorageError) in
+            let handle = self.handle
+            try await Self.onThreadPool { () throws(StorageError) in
+                handle.busyTimeoutMilliseconds = milliseconds
+                defer { handle.busyTimeoutMilliseconds = Self.busyTimeoutMilliseconds }
+                do throws(SQLiteHandle.Failure) {
+                    try handle.execute("PRAGMA wal_checkpoint(RESTART)")
                 } catch {
-                    try? await self.control("PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)")
-                    throw error
+                    throw error.error
                 }
-                try await self.control("PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)")
             }
-        } catch {
-            throw Self.storageError(error)
         }
     }
 
-    /// Runs a statement that must not be cut short by the caller's cancellation, as the
-    /// statements of the async API are while they wait for a thread: a transaction left open
-    /// fails every later BEGIN. The caller holds the lock.
-    private func control(_ sql: String) async throws(StorageError) {
-        do {
-            _ = try await connection.query(sql, []).get()
-        } catch {
-            throw Self.storageError(error)
-        }
-    }
-
-    /// Closes the connection, also from a task that was cancelled (a server stopping, a test
-    /// past its time limit): the future-based close is not cut short by cancellation, and a
-    /// connection left open traps when it is released.
+    /// Closes the connection once the statement or transaction running ends.
     public func close() async {
-        try? await connection.close().get()
-    }
-
-    /// Runs a statement without taking the lock: the caller holds it.
-    @discardableResult
-    fileprivate func run(_ sql: String, _ binds: [SQLValue]) async throws(StorageError) -> [SQLRow] {
-        do {
-            let rows = try await connection.query(Self.sqliteSQL(sql), binds.map(Self.sqliteData))
-            return rows.map { row in
-                var values: [String: SQLValue] = [:]
-                for column in row.columns {
-                    values[column.name] = Self.value(column.data)
-                }
-                return SQLRow(values: values)
-            }
-        } catch {
-            throw Self.storageError(error)
-        }
+        await lock.acquire()
+        defer { lock.release() }
+        handle.close()
     }
 
     /// `$N` placeholders become SQLite's numbered `?N`, so one statement serves both engines.
@@ -153,33 +137,107 @@ public final class SQLiteEngine: SQLDatabase {
         return String(decoding: output, as: UTF8.self)
     }
 
-    private static func sqliteData(_ value: SQLValue) -> SQLiteData {
-        switch value {
-        case .int(let value): .integer(Int(value))
-        case .double(let value): .float(value)
-        case .text(let value): .text(value)
-        case .blob(let bytes): .blob(ByteBuffer(bytes: bytes))
-        case .null: .null
+    // MARK: Running statements (the caller holds the lock)
+
+    /// Whether a commit may wait for the disk.
+    private var commitsWait: Bool {
+        synchronous == .full || commitsCheckpoint.load(ordering: .relaxed)
+    }
+
+    /// A statement outside a transaction: it commits by itself.
+    private func runAlone(_ sql: String, _ binds: [SQLValue]) async throws(StorageError) -> [SQLRow] {
+        do throws(SQLiteHandle.Failure) {
+            if let rows = try runHereIfQuick(sql, binds) { return rows }
+        } catch  where error.isBusy {
+            // Nothing was done: tried again below, where waiting blocks no task.
+        } catch {
+            throw error.error
+        }
+        return try await runOnThreadPool(sql, binds)
+    }
+
+    /// Runs a statement outside a transaction on this thread, unless it may wait for the disk
+    /// (nil); fails as busy, having done nothing, when another connection holds the lock.
+    private func runHereIfQuick(_ sql: String, _ binds: [SQLValue]) throws(SQLiteHandle.Failure) -> [SQLRow]? {
+        if binds.count > Self.inlineBindLimit { return nil }
+        if commitsWait, !(try handle.isReadOnly(sql)) { return nil }
+        return try withoutWaiting { () throws(SQLiteHandle.Failure) in try handle.execute(sql, binds) }
+    }
+
+    /// A statement inside a transaction, which holds the write lock: it never waits for
+    /// another connection, and only its commit touches the disk.
+    fileprivate func runInTransaction(_ sql: String, _ binds: [SQLValue]) async throws(StorageError) -> [SQLRow] {
+        if binds.count > Self.inlineBindLimit { return try await runOnThreadPool(sql, binds) }
+        do throws(SQLiteHandle.Failure) {
+            return try handle.execute(sql, binds)
+        } catch {
+            throw error.error
         }
     }
 
-    private static func value(_ data: SQLiteData) -> SQLValue {
-        switch data {
-        case .integer(let value): .int(Int64(value))
-        case .float(let value): .double(value)
-        case .text(let value): .text(value)
-        case .blob(let buffer): .blob(Array(buffer.readableBytesView))
-        case .null: .null
+    private func begin() async throws(StorageError) {
+        do throws(SQLiteHandle.Failure) {
+            try withoutWaiting { () throws(SQLiteHandle.Failure) in try handle.execute("BEGIN IMMEDIATE") }
+            return
+        } catch  where error.isBusy {
+            // Another connection writes: wait for it on the thread pool.
+        } catch {
+            throw error.error
+        }
+        try await runOnThreadPool("BEGIN IMMEDIATE", [])
+    }
+
+    private func commit() async throws(StorageError) {
+        if commitsWait {
+            try await runOnThreadPool("COMMIT", [])
+        } else {
+            do throws(SQLiteHandle.Failure) {
+                try handle.execute("COMMIT")
+            } catch {
+                throw error.error
+            }
         }
     }
 
-    private static func storageError(_ error: any Error) -> StorageError {
-        if let error = error as? StorageError { return error }
-        let text = String(describing: error)
-        if text.contains("UNIQUE constraint failed") || text.contains("PRIMARY KEY constraint") {
-            return StorageError(.uniqueViolation, text)
+    /// Runs `body` with a busy timeout of zero: a lock held by another connection fails it at
+    /// once instead of blocking the task's thread.
+    @discardableResult
+    private func withoutWaiting<Result>(_ body: () throws(SQLiteHandle.Failure) -> Result) throws(SQLiteHandle.Failure) -> Result {
+        handle.busyTimeoutMilliseconds = 0
+        defer { handle.busyTimeoutMilliseconds = Self.busyTimeoutMilliseconds }
+        return try body()
+    }
+
+    @discardableResult
+    private func runOnThreadPool(_ sql: String, _ binds: [SQLValue]) async throws(StorageError) -> [SQLRow] {
+        let handle = self.handle
+        return try await Self.onThreadPool { () throws(StorageError) in
+            do throws(SQLiteHandle.Failure) {
+                return try handle.execute(sql, binds)
+            } catch {
+                throw error.error
+            }
         }
-        return StorageError(.queryFailed, text)
+    }
+
+    /// Runs `body` on a thread of `NIOThreadPool.singleton`. It is not cut short by the task's
+    /// cancellation: a transaction left open would fail every later BEGIN.
+    static func onThreadPool<Result: Sendable>(
+        _ body: @escaping @Sendable () throws(StorageError) -> Result
+    ) async throws(StorageError) -> Result {
+        do {
+            return try await NIOThreadPool.singleton.runIfActive { try body() }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.queryFailed, "SQLite's thread pool: \(error)")
+        }
+    }
+
+    private func locked<Result>(_ body: () async throws(StorageError) -> Result) async throws(StorageError) -> Result {
+        await lock.acquire()
+        defer { lock.release() }
+        return try await body()
     }
 
     private struct Transaction: SQLExecutor {
@@ -187,7 +245,7 @@ public final class SQLiteEngine: SQLDatabase {
         var dialect: SQLDialect { .sqlite }
 
         func query(_ sql: String, _ binds: [SQLValue]) async throws(StorageError) -> [SQLRow] {
-            try await engine.run(sql, binds)
+            try await engine.runInTransaction(sql, binds)
         }
     }
 }
