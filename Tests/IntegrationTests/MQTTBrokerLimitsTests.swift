@@ -19,9 +19,13 @@ final class RawMQTTConnection: Sendable {
         self.version = version
     }
 
-    static func connect(port: Int, version: MQTTVersion) async throws -> RawMQTTConnection {
+    /// `receiveBuffer`: the socket's receive buffer in bytes (the kernel's default, which grows
+    /// to megabytes, when nil).
+    static func connect(port: Int, version: MQTTVersion, receiveBuffer: Int? = nil) async throws -> RawMQTTConnection {
         let inbox = Inbox()
-        let channel = try await ClientBootstrap(group: group)
+        var bootstrap = ClientBootstrap(group: group)
+        if let receiveBuffer { bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: .init(receiveBuffer)) }
+        let channel = try await bootstrap
             // Half-closed by the broker, it can still send, as a real client's socket can.
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(inbox) } }
@@ -155,6 +159,40 @@ struct MQTTBrokerLimitsTests {
             try await publisher.send([.publish(MQTTPublish(topic: "t/a", payload: ByteBuffer(string: "x")))])
             guard case .publish(let whole)? = try await plain.next() else { Issue.record("no PUBLISH"); return }
             #expect(whole.topic == "t/a" && whole.properties.topicAlias == nil)
+        }
+    }
+
+    @Test("a subscriber that stops reading slows its publisher down but never stalls it: another subscriber gets every message")
+    func stuckSubscriber() async throws {
+        try await withBroker(MQTTBrokerConfiguration()) { port in
+            func subscriber(receiveBuffer: Int? = nil) async throws -> RawMQTTConnection {
+                let connection = try await RawMQTTConnection.connect(port: port, version: .v311, receiveBuffer: receiveBuffer)
+                _ = try await connack(connection, keepAlive: 0)
+                try await connection.send([.subscribe(MQTTSubscribe(packetID: 1, subscriptions: [MQTTTopicSubscription(filter: "load/#")]))])
+                guard case .suback? = try await connection.next() else { throw MQTTError(.protocolError, "no SUBACK") }
+                return connection
+            }
+            let stuck = try await subscriber(receiveBuffer: 4_096)
+            try await stuck.setReading(false)
+            let reader = try await subscriber()
+            let publisher = try await RawMQTTConnection.connect(port: port, version: .v311)
+            _ = try await connack(publisher, keepAlive: 0)
+            // About 4 MB: more than the stuck client's small socket and the broker's send buffer
+            // take (about 3 MB here), so its queue backs up and the publisher is paused again and
+            // again, each time for at most the broker's limit.
+            let count = 4_000
+            let payload = ByteBuffer(repeating: 0x61, count: 1_024)
+            try await publisher.send((0..<count).map { .publish(MQTTPublish(topic: "load/\($0)", payload: payload)) })
+            var received = 0
+            while received < count {
+                guard case .publish(let message)? = try await reader.next(timeout: .seconds(20)) else { break }
+                #expect(message.topic == "load/\(received)")
+                received += 1
+            }
+            #expect(received == count)
+            await stuck.close()
+            await reader.close()
+            await publisher.close()
         }
     }
 

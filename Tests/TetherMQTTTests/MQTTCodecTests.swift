@@ -1,6 +1,7 @@
 import NIOCore
 import NIOTestUtils
 import Testing
+import TetherCore
 import TetherMQTT
 import TetherTestSupport
 
@@ -107,6 +108,36 @@ struct MQTTCodecTests {
         _ = try decoder.decode(buffer: &buffer)
         #expect(decoder.version == .v5)
         #expect(try decoder.decode(buffer: &buffer) == .puback(MQTTAck(packetID: 1, reasonCode: .noMatchingSubscribers)))
+    }
+
+    @Test("a topic name's bytes are read as the UTF-8 rules say: ASCII, multi-byte, ill-formed and U+0000, against an independent check")
+    func topicNameBytes() throws {
+        var random = SplitMix64(seed: 21)
+        let alphabet: [[UInt8]] = [
+            [0x61], [0x2F], [0x7F], [0x00], [0x2B], [0x23], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x92, 0xA1],
+            [0xC3], [0x80], [0xED, 0xA0, 0x80], [0xF8], [0xC0, 0xAF],
+        ]
+        for _ in 0..<5_000 {
+            var topic: [UInt8] = []
+            for _ in 0..<Int.random(in: 1...12, using: &random) { topic += alphabet[Int.random(in: 0..<alphabet.count, using: &random)] }
+            var body: [UInt8] = [UInt8(topic.count >> 8), UInt8(topic.count & 0xFF)] + topic + [0x78]
+            body.insert(contentsOf: [0x30, UInt8(body.count)], at: 0)
+            var buffer = ByteBuffer(bytes: body)
+            let expected = String(validating: topic, as: UTF8.self).flatMap { text in
+                topic.contains(where: { $0 == 0 || $0 == 0x2B || $0 == 0x23 }) ? nil : text
+            }
+            do {
+                guard case .publish(let publish)? = try MQTTPacket.read(from: &buffer, version: .v311) else {
+                    Issue.record("no PUBLISH for \(topic)")
+                    continue
+                }
+                #expect(publish.topic == expected, "\(topic)")
+                #expect(Array(publish.topic.utf8) == topic)
+            } catch {
+                #expect(expected == nil, "\(topic) refused: \(error)")
+                #expect(error.code == .malformedPacket)
+            }
+        }
     }
 
     @Test(

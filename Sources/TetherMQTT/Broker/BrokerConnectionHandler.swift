@@ -226,14 +226,23 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
     /// subscriber drains or for at most `maximumPause`: a stuck subscriber slows its
     /// publishers down but never stalls them (its own queue then drops the oldest messages).
     private var paused = false
+    /// Whether a pause's time limit is set and has not fired: a publisher paused and resumed
+    /// many times a second (fan-in to a slow subscriber) keeps one timer, not one per pause.
+    /// A pause that starts while it runs ends sooner than `maximumPause`, never later.
+    private var pauseLimitSet = false
     private static let maximumPause = TimeAmount.milliseconds(100)
 
     func pauseReading() {
         guard let context, !paused else { return }
         paused = true
-        context.channel.setOption(.autoRead, value: false).whenComplete { _ in }
+        setAutoRead(false, context: context)
+        guard !pauseLimitSet else { return }
+        pauseLimitSet = true
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(in: Self.maximumPause) { bound.value.resumeReading() }
+        context.eventLoop.scheduleTask(in: Self.maximumPause) {
+            bound.value.pauseLimitSet = false
+            bound.value.resumeReading()
+        }
     }
 
     func resumeReading() {
@@ -244,8 +253,17 @@ final class BrokerConnectionHandler: ChannelInboundHandler {
         processInbound()
         flushIfNeeded()
         guard !paused else { return }
-        context.channel.setOption(.autoRead, value: true).whenComplete { _ in }
+        setAutoRead(true, context: context)
         context.read()
+    }
+
+    /// On the channel's own loop, without a future when the channel allows it.
+    private func setAutoRead(_ on: Bool, context: ChannelHandlerContext) {
+        if let options = context.channel.syncOptions {
+            try? options.setOption(.autoRead, value: on)
+        } else {
+            context.channel.setOption(.autoRead, value: on).whenComplete { _ in }
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

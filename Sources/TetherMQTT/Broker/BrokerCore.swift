@@ -327,8 +327,7 @@ final class BrokerCore: Sendable {
         if message.retain { retain(message) }
         let matches = state.withLockedValue { state in state.tree.matches(message.topic) }
         guard !matches.isEmpty else { return 0 }
-        let now = NIODeadline.now()
-        let deadline = message.properties.messageExpiryInterval.map { now + .seconds(Int64($0)) }
+        let deadline = message.properties.messageExpiryInterval.map { NIODeadline.now() + .seconds(Int64($0)) }
         if matches.count == 1 {
             let match = matches[0]
             if match.noLocal, match.subscriber.session === publisher { return 0 }

@@ -51,11 +51,37 @@ extension ByteBuffer {
     mutating func mqttReadString(_ field: String) throws(MQTTError) -> String {
         let length = Int(try mqttReadUInt16(field))
         guard readableBytes >= length else { throw .malformed("truncated \(field)") }
-        let view = readableBytesView.prefix(length)
-        guard !view.contains(0) else { throw .malformed("\(field) contains U+0000") }
-        guard let string = String(validating: view, as: UTF8.self) else { throw .malformed("\(field) is not well-formed UTF-8") }
+        // One pass over the bytes: ASCII (topics, client ids, almost every string a broker
+        // sees) needs no further check, and is decoded without the validating initializer,
+        // whose generic code looks up type metadata on each call.
+        enum Scan {
+            case ascii(String)
+            case containsNull
+            case beyondASCII
+        }
+        let scan = withUnsafeReadableBytes { raw -> Scan in
+            let bytes = UnsafeRawBufferPointer(rebasing: raw[..<length])
+            var ascii = true
+            for byte in bytes {
+                if byte == 0 { return .containsNull }
+                if byte >= 0x80 { ascii = false }
+            }
+            return ascii ? .ascii(String(decoding: bytes, as: UTF8.self)) : .beyondASCII
+        }
+        let decoded: String
+        switch scan {
+        case .ascii(let string):
+            decoded = string
+        case .containsNull:
+            throw .malformed("\(field) contains U+0000")
+        case .beyondASCII:
+            guard let string = String(validating: readableBytesView.prefix(length), as: UTF8.self) else {
+                throw .malformed("\(field) is not well-formed UTF-8")
+            }
+            decoded = string
+        }
         moveReaderIndex(forwardBy: length)
-        return string
+        return decoded
     }
 
     static func mqttValidatedString(_ bytes: [UInt8], field: String) throws(MQTTError) -> String {

@@ -4,9 +4,18 @@ public enum MQTTTopic {
     public static func validateName(_ name: String) throws(MQTTError) {
         guard !name.isEmpty else { throw MQTTError(.invalidArgument, "a topic name must not be empty", reasonCode: .topicNameInvalid) }
         guard name.utf8.count <= 65_535 else { throw MQTTError(.invalidArgument, "a topic name is at most 65,535 bytes", reasonCode: .topicNameInvalid) }
-        for byte in name.utf8 where byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#") || byte == 0 {
+        // Over the string's own bytes when it has them (native strings do): checked for every
+        // publication a broker routes.
+        let hasWildcard =
+            name.utf8.withContiguousStorageIfAvailable { bytes in bytes.contains(where: isForbiddenInName) }
+            ?? name.utf8.contains(where: isForbiddenInName)
+        if hasWildcard {
             throw MQTTError(.invalidArgument, "a topic name must not contain wildcards (\(name))", reasonCode: .topicNameInvalid)
         }
+    }
+
+    private static func isForbiddenInName(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#") || byte == 0
     }
 
     /// A topic filter for SUBSCRIBE/UNSUBSCRIBE: `#` only as the whole last level, `+` only as a

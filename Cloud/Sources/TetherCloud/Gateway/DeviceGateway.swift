@@ -215,7 +215,9 @@ public final class DeviceGateway: Service, Sendable {
         for await event in events {
             do {
                 switch event {
-                case .deliver(let commandID, _):
+                case .deliver(let commandID, let did):
+                    // Every node hears every delivery; only the one holding the device reads it.
+                    guard try await connections.route(did) != nil else { break }
                     if let command = try await ledger.find(commandID) { try await delivery.send(command) }
                 case .rrpcRequest(let request):
                     try await rrpc.send(request)
