@@ -126,6 +126,23 @@ struct SQLiteEngineTests {
         }
     }
 
+    @Test("a batch and a commit asked for by a cancelled task still run: what a stopping server records last is not dropped")
+    func cancelledTask() async throws {
+        try await Self.withEngine { engine, _ in
+            try await engine.query("CREATE TABLE marks (id BIGINT PRIMARY KEY)")
+            let values = (1...200).map { SQLValue.int(Int64($0)) }
+            let placeholders = (1...values.count).map { "($\($0))" }.joined(separator: ", ")
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                // More values than run inline: the statement goes to the thread pool.
+                _ = try await engine.query("INSERT INTO marks (id) VALUES \(placeholders)", values)
+                try await engine.transaction { transaction in _ = try await transaction.query("INSERT INTO marks (id) VALUES (1000)") }
+            }
+            try await task.value
+            #expect(try #require(try await engine.first("SELECT COUNT(*) AS n FROM marks")).int("n") == 201)
+        }
+    }
+
     @Test("rows keep their column order, answer by name, and a name given twice means its last column")
     func rows() throws {
         let row = SQLRow(columns: SQLColumns(names: ["a", "b", "a"]), cells: [.int(1), .text("x"), .int(3)])

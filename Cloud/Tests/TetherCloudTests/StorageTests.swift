@@ -169,8 +169,15 @@ struct StorageTests {
         #expect(throws: StorageError.self) { try DatabaseURL("sqlite:") }
     }
 
-    @Test("SQLite placeholders are numbered like PostgreSQL's")
+    @Test("SQLite gets $N placeholders as ?N, or as plain ? when they run in order each once")
     func placeholderTranslation() {
         #expect(SQLiteEngine.sqliteSQL("SELECT $1, $12 WHERE a = '$'") == "SELECT ?1, ?12 WHERE a = '$'")
+        #expect(SQLiteEngine.sqliteSQL("SELECT $2, $1") == "SELECT ?2, ?1")
+        #expect(SQLiteEngine.sqliteSQL("UPDATE t SET a = $1, b = $2 WHERE c = $1") == "UPDATE t SET a = ?1, b = ?2 WHERE c = ?1")
+        // In order, each once: plain placeholders, which SQLite prepares without looking names up.
+        #expect(SQLiteEngine.sqliteSQL("INSERT INTO t VALUES ($1, $2), ($3, $4)") == "INSERT INTO t VALUES (?, ?), (?, ?)")
+        #expect(SQLiteEngine.sqliteSQL("SELECT 'ü$', $1 || '$'") == "SELECT 'ü$', ? || '$'")
+        #expect(SQLiteEngine.sqliteSQL("SELECT 1") == "SELECT 1")
+        #expect(SQLiteEngine.sqliteSQL("SELECT $99999999999999999999") == "SELECT ?99999999999999999999")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import NIOCore
 import NIOPosix
 import Synchronization
 
@@ -127,13 +128,43 @@ public final class SQLiteEngine: SQLDatabase {
         handle.close()
     }
 
-    /// `$N` placeholders become SQLite's numbered `?N`, so one statement serves both engines.
+    /// `$N` placeholders become SQLite's: plain `?` when they run `$1`, `$2`, … in order, each
+    /// once (every many-row batch), numbered `?N` otherwise, so that one statement serves both
+    /// engines. SQLite looks a numbered parameter's name up in a list when it generates code,
+    /// which made a batch of 3,600 values take 20 ms to prepare instead of 1.3.
     static func sqliteSQL(_ sql: String) -> String {
         // Byte by byte: `$` and digits are ASCII, and every other byte passes through unchanged.
-        var output = Array(sql.utf8)
-        for index in output.indices.dropLast() where output[index] == UInt8(ascii: "$") {
-            if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(output[index + 1]) { output[index] = UInt8(ascii: "?") }
+        let input = Array(sql.utf8)
+        func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        var placeholders: [Range<Int>] = []
+        var inOrder = true
+        var index = 0
+        while index < input.count {
+            guard input[index] == UInt8(ascii: "$"), index + 1 < input.count, isDigit(input[index + 1]) else {
+                index += 1
+                continue
+            }
+            var end = index + 1
+            var number = 0
+            while end < input.count, isDigit(input[end]) {
+                number = min(number * 10 + Int(input[end] - UInt8(ascii: "0")), Int(Int32.max))
+                end += 1
+            }
+            placeholders.append(index..<end)
+            if number != placeholders.count { inOrder = false }
+            index = end
         }
+        guard !placeholders.isEmpty else { return sql }
+        var output: [UInt8] = []
+        output.reserveCapacity(input.count)
+        var copied = 0
+        for placeholder in placeholders {
+            output += input[copied..<placeholder.lowerBound]
+            output.append(UInt8(ascii: "?"))
+            if !inOrder { output += input[(placeholder.lowerBound + 1)..<placeholder.upperBound] }
+            copied = placeholder.upperBound
+        }
+        output += input[copied...]
         return String(decoding: output, as: UTF8.self)
     }
 
@@ -221,12 +252,14 @@ public final class SQLiteEngine: SQLDatabase {
     }
 
     /// Runs `body` on a thread of `NIOThreadPool.singleton`. It is not cut short by the task's
-    /// cancellation: a transaction left open would fail every later BEGIN.
+    /// cancellation (the pool's async API drops work not yet started when its task is
+    /// cancelled): a transaction left open would fail every later BEGIN, and what a stopping
+    /// server records last (its devices gone offline) would be lost.
     static func onThreadPool<Result: Sendable>(
         _ body: @escaping @Sendable () throws(StorageError) -> Result
     ) async throws(StorageError) -> Result {
         do {
-            return try await NIOThreadPool.singleton.runIfActive { try body() }
+            return try await NIOThreadPool.singleton.runIfActive(eventLoop: MultiThreadedEventLoopGroup.singleton.any()) { try body() }.get()
         } catch let error as StorageError {
             throw error
         } catch {
