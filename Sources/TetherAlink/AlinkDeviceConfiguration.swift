@@ -29,6 +29,9 @@ public struct AlinkDeviceConfiguration: Sendable {
     public var reconnect: ReconnectPolicy?
     /// How long a connection attempt (TCP, CONNECT, CONNACK) may take before it is given up.
     public var connectTimeout: Duration = .seconds(10)
+    /// How long to wait for a PINGRESP before the connection counts as lost; nil waits the
+    /// keep-alive, as Paho does (``MQTTClientConfiguration/pingTimeout``).
+    public var pingTimeout: Duration?
     /// Unix time in seconds, signed into every CONNECT.
     public var now: @Sendable () -> Int64
     /// Subscribe to the device's downstream topics instead of relying on the cloud's
@@ -88,6 +91,7 @@ public struct AlinkDeviceConfiguration: Sendable {
                 credentials: { MQTTCredentials(clientID: credentials.clientID, username: credentials.username, password: Array(credentials.password.utf8)) }
             )
             configuration.connectTimeout = connectTimeout
+            configuration.pingTimeout = pingTimeout
             return configuration
         }
         var configuration = MQTTClientConfiguration.alink(
@@ -95,6 +99,7 @@ public struct AlinkDeviceConfiguration: Sendable {
             transport: transport, signMethod: signMethod, reconnect: reconnect, now: now
         )
         configuration.connectTimeout = connectTimeout
+        configuration.pingTimeout = pingTimeout
         return configuration
     }
 }

@@ -2,6 +2,7 @@ import NIOCore
 import Testing
 import TetherAlink
 import TetherCore
+import TetherMQTT
 
 @Suite("Alink CONNECT signing (shared/reference/alink-mqtt.md §2)")
 struct AlinkSigningTests {
@@ -44,6 +45,22 @@ struct AlinkSigningTests {
         #expect(credentials.password == "0123456789abcdef0123456789abcdef")
         let parsed = try #require(AlinkClientID(parsing: credentials.clientID))
         #expect(parsed.secureMode == -2 && parsed.authType == "connwl" && parsed.wantsServerSideSubscriptions)
+    }
+
+    @Test("a device's connect and PINGRESP waits reach its MQTT client, signed or with a token")
+    func clientWaits() {
+        var signed = AlinkDeviceConfiguration(host: "127.0.0.1", device: device, deviceSecret: "s3cr3t", keepAlive: 60)
+        #expect(signed.mqtt.pingTimeout == nil)
+        #expect(signed.mqtt.keepAlive == 60)
+        signed.connectTimeout = .seconds(30)
+        signed.pingTimeout = .seconds(5)
+        var withToken = AlinkDeviceConfiguration(host: "127.0.0.1", device: device, token: AlinkDeviceToken(clientIDPrefix: "dev01.a1PK000001", token: "t0k"))
+        withToken.connectTimeout = .seconds(30)
+        withToken.pingTimeout = .seconds(5)
+        for configuration in [signed.mqtt, withToken.mqtt] {
+            #expect(configuration.pingTimeout == .seconds(5))
+            #expect(configuration.connectTimeout == .seconds(30))
+        }
     }
 
     @Test("registration answers: the secret, the token, and malformed answers as typed errors")

@@ -137,24 +137,23 @@ struct DIoTDeviceTests {
 
     @Test("no answer is a timeout, and a late answer is not taken for the next request's")
     func timeoutAndLateAnswer() async throws {
-        let requests = Mutex(0)
+        // The first request goes unanswered until the central has given up; the test then
+        // sends its answer late and gives the central time to read and drop it (it cannot
+        // tell a late answer from the next request's once that request is out).
+        let unanswered = Mutex<BluetoothCharacteristicID?>(nil)
         let link = ScriptedLink { link, id, value in
-            let count = requests.withLock { count in
-                count += 1
-                return count
+            let isFirst = unanswered.withLock { first in
+                guard first == nil else { return false }
+                first = id
+                return true
             }
-            if count == 1 {
-                // The first request is answered only after the central gave up.
-                try? await Task.sleep(for: .milliseconds(300))
-                link.notify(id, hex("01 07 02 04"))
-            } else {
-                link.notify(id, hex("01 12 02 04"))
-            }
+            if !isFirst { link.notify(id, hex("01 12 02 04")) }
         }
-        try await DIoTDevice.withDevice(on: link, timeout: .milliseconds(200)) { device in
+        try await DIoTDevice.withDevice(on: link, timeout: .seconds(1)) { device in
             let error = await #expect(throws: TetherError.self) { try await device.channels() }
             #expect(error?.code == .timeout)
-            try await Task.sleep(for: .seconds(1))
+            link.notify(try #require(unanswered.withLock { $0 }), hex("01 07 02 04"))
+            try await Task.sleep(for: .milliseconds(500))
             #expect(
                 try await device.channels() == [
                     DIoTChannelRecord(channel: 1, feature: .activityStepCounter), DIoTChannelRecord(channel: 2, feature: .heartRate),

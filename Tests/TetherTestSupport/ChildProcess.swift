@@ -34,6 +34,12 @@ public enum ChildProcess {
         return child
     }
 
+    /// Whether the child has exited (and is reaped), without waiting.
+    public static func hasExited(_ pid: pid_t) -> Bool {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == pid
+    }
+
     /// SIGTERM, then waits for the child to exit.
     public static func stop(_ pid: pid_t) {
         kill(pid, SIGTERM)

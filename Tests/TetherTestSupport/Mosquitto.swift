@@ -7,8 +7,10 @@ public final class Mosquitto: @unchecked Sendable {
     public static var available: Bool { FileManager.default.isExecutableFile(atPath: executable) }
     static let executable = ProcessInfo.processInfo.environment["MOSQUITTO"] ?? "/usr/sbin/mosquitto"
 
-    public let port: Int
+    /// Chosen free when the broker is made; kept across restarts.
+    public private(set) var port: Int
     public let directory: URL
+    private let extraConfiguration: String
     /// Spawned and reaped with POSIX calls: Foundation's `Process.waitUntilExit()` can block
     /// forever when called from the concurrency pool on Linux.
     private var pid: pid_t?
@@ -16,6 +18,7 @@ public final class Mosquitto: @unchecked Sendable {
     /// - Parameter extraConfiguration: lines added to mosquitto.conf (listeners are set here).
     public init(extraConfiguration: String = "", files: [String: String] = [:]) throws {
         port = Self.freePort()
+        self.extraConfiguration = extraConfiguration
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-mosquitto-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // Started as root, mosquitto drops to its own user, which must be able to write its database.
@@ -23,6 +26,21 @@ public final class Mosquitto: @unchecked Sendable {
         for (name, content) in files {
             try content.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
         }
+        // A free port can be taken by another process before mosquitto binds it (a busy
+        // machine's outgoing connections use the same range): mosquitto then exits, and
+        // another port is tried.
+        for attempt in 1...5 {
+            try writeConfiguration()
+            do {
+                try start()
+                return
+            } catch is ExitedEarly where attempt < 5 {
+                port = Self.freePort()
+            }
+        }
+    }
+
+    private func writeConfiguration() throws {
         let configuration = """
             listener \(port) 127.0.0.1
             allow_anonymous true
@@ -32,13 +50,24 @@ public final class Mosquitto: @unchecked Sendable {
             \(extraConfiguration.replacingOccurrences(of: "$DIR", with: directory.path))
             """
         try configuration.write(to: directory.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
-        try start()
+    }
+
+    /// mosquitto exited before it listened (its port taken, or a configuration it refused).
+    struct ExitedEarly: Error, CustomStringConvertible {
+        let port: Int
+        var description: String { "mosquitto exited before it listened on port \(port)" }
     }
 
     public func start() throws {
         let arguments = [Self.executable, "-c", directory.appendingPathComponent("mosquitto.conf").path]
-        pid = try ChildProcess.spawn(arguments, quiet: true, what: "mosquitto")
-        try Self.waitForPort(port)
+        let child = try ChildProcess.spawn(arguments, quiet: true, what: "mosquitto")
+        pid = child
+        do {
+            try Self.waitForPort(port, unless: child)
+        } catch let error as ExitedEarly {
+            pid = nil
+            throw error
+        }
     }
 
     /// SIGTERM: mosquitto saves its persistence file and exits.
@@ -71,9 +100,11 @@ public final class Mosquitto: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    static func waitForPort(_ port: Int, timeout: TimeInterval = 10) throws {
+    /// Waits until `port` accepts a connection; fails at once when `child` exits first.
+    static func waitForPort(_ port: Int, unless child: pid_t? = nil, timeout: TimeInterval = 10) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
+            if let child, ChildProcess.hasExited(child) { throw ExitedEarly(port: port) }
             let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)

@@ -58,7 +58,11 @@ struct Storm: AsyncParsableCommand {
         let counters = Locked(Counters())
         let connectLatency = Locked(Histogram<UInt64>(highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .two))
         let allSettled = AsyncPromise<Void, Never>()
-        let slots = Locked(concurrency)
+        // Connection attempts in flight: a token per free slot, taken before an attempt and
+        // given back once the device is admitted or gives up.
+        let (slots, freeSlot) = AsyncStream<Void>.makeStream()
+        for _ in 0..<concurrency { freeSlot.yield() }
+        var nextSlot = slots.makeAsyncIterator()
         let start = ContinuousClock.now
         let (keepAlive, postInterval, hold, total, first) = (keepAlive, postInterval, hold, count, first)
         // Every device either connected or gave up: the fleet is as online as it will get.
@@ -72,8 +76,7 @@ struct Storm: AsyncParsableCommand {
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, device) in devices.enumerated() {
-                while slots.withLock({ $0 }) <= 0 { try await Task.sleep(for: .milliseconds(5)) }
-                slots.withLock { $0 -= 1 }
+                guard await nextSlot.next() != nil else { throw CancellationError() }
                 let configuration = {
                     var configuration = device.configuration(port: ports[(first + index) % ports.count], replyTimeout: .seconds(60))
                     configuration.keepAlive = keepAlive
@@ -90,7 +93,7 @@ struct Storm: AsyncParsableCommand {
                             try await AlinkDeviceClient.withClient(configuration: configuration, logger: logger) { client in
                                 admitted = true
                                 connectLatency.withLock { _ = $0.record(Run.microseconds(since: begun)) }
-                                slots.withLock { $0 += 1 }
+                                freeSlot.yield()
                                 settle { _ in }
                                 // Counted from the start: a connection can end while the rest of the fleet connects.
                                 try await withThrowingTaskGroup(of: Void.self) { watch in
@@ -104,7 +107,7 @@ struct Storm: AsyncParsableCommand {
                         } catch {
                             if admitted { return }
                             if attempt == Self.attempts {
-                                slots.withLock { $0 += 1 }
+                                freeSlot.yield()
                                 settle { if $0.failures.count < 5 { $0.failures.append("\(device.did): \(error)") } }
                                 return
                             }
