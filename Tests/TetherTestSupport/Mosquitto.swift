@@ -101,10 +101,10 @@ public final class Mosquitto: @unchecked Sendable {
     }
 
     /// Waits until `port` accepts a connection; fails at once when `child` exits first.
-    static func waitForPort(_ port: Int, unless child: pid_t? = nil, timeout: TimeInterval = 10) throws {
+    static func waitForPort(_ port: Int, unless child: pid_t, timeout: TimeInterval = 10) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if let child, ChildProcess.hasExited(child) { throw ExitedEarly(port: port) }
+            if ChildProcess.hasExited(child) { throw ExitedEarly(port: port) }
             let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
